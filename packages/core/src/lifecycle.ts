@@ -1,0 +1,297 @@
+import { taskErrors } from "./errors.js";
+import type { Owner } from "./owner.js";
+import type {
+  InputRequest,
+  InputResponse,
+  JsonRpcErrorObject,
+  NewTask,
+  TaskRecord,
+  TaskStatus,
+} from "./task.js";
+
+/**
+ * The transition table. Terminal states are absorbing. `input_required` may go straight to
+ * `completed` or `failed`: both specs allow it.
+ */
+export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = Object.freeze({
+  working: Object.freeze(["input_required", "completed", "failed", "cancelled"] as const),
+  input_required: Object.freeze(["working", "completed", "failed", "cancelled"] as const),
+  completed: Object.freeze([] as const),
+  failed: Object.freeze([] as const),
+  cancelled: Object.freeze([] as const),
+});
+
+/** True when the table has an edge `from → to`. */
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** True for `completed`, `failed` and `cancelled`. */
+export function isTerminal(status: TaskStatus): boolean {
+  return status === "completed" || status === "failed" || status === "cancelled";
+}
+
+/** The statuses a running task can be in. */
+export const ACTIVE_STATUSES: readonly TaskStatus[] = Object.freeze(["working", "input_required"]);
+
+/**
+ * The intent operations that change a task, and the statuses each may start from. A store
+ * turns this into its conditional write (e.g. `WHERE status = ANY(...)`).
+ */
+export const INTENT_FROM = Object.freeze({
+  complete: ACTIVE_STATUSES,
+  fail: ACTIVE_STATUSES,
+  requireInput: ACTIVE_STATUSES,
+  setStatusMessage: ACTIVE_STATUSES,
+  markCancelled: ACTIVE_STATUSES,
+});
+
+/** The operation names used in `invalid_transition` messages. */
+export type Intent = keyof typeof INTENT_FROM;
+
+const VERB: Record<Intent, string> = {
+  complete: "complete",
+  fail: "fail",
+  requireInput: "request input for",
+  setStatusMessage: "set the status message of",
+  markCancelled: "mark cancelled",
+};
+
+/** Throws `invalid_transition` unless `intent` may start from the task's status. */
+export function assertIntentAllowed(task: TaskRecord, intent: Intent): void {
+  if (!INTENT_FROM[intent].includes(task.status)) {
+    throw taskErrors.invalidTransition(task.taskId, task.status, VERB[intent]);
+  }
+}
+
+/** When a task reaching a terminal state at `now` may be removed. */
+export function expiryOnTerminal(task: TaskRecord, now: number): number | null {
+  if (task.ttlMs === null) return null;
+  return (task.ttlAnchor === "creation" ? task.createdAt : now) + task.ttlMs;
+}
+
+const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** Checks what a store is asked to create; throws `invalid_task`. */
+export function validateNewTask(input: NewTask): void {
+  if (typeof input.taskId !== "string" || input.taskId.length === 0 || input.taskId.length > 128) {
+    throw taskErrors.invalidTask("taskId must be a non-empty string of at most 128 characters");
+  }
+  if (input.ttlMs !== null && !(Number.isSafeInteger(input.ttlMs) && input.ttlMs > 0)) {
+    throw taskErrors.invalidTask("ttlMs must be a positive integer or null");
+  }
+  if (
+    input.pollIntervalMs !== null &&
+    !(Number.isSafeInteger(input.pollIntervalMs) && input.pollIntervalMs > 0)
+  ) {
+    throw taskErrors.invalidTask("pollIntervalMs must be a positive integer or null");
+  }
+  if (typeof input.request?.toolName !== "string" || input.request.toolName.length === 0) {
+    throw taskErrors.invalidTask("request.toolName must be a non-empty string");
+  }
+}
+
+/** A new `working` task at version 1. Pure; stores may use it or write the same in SQL. */
+export function newTaskRecord(input: NewTask, owner: Owner, now: number): TaskRecord {
+  validateNewTask(input);
+  return {
+    taskId: input.taskId,
+    status: "working",
+    statusMessage: input.statusMessage ?? null,
+    createdAt: now,
+    lastUpdatedAt: now,
+    ttlMs: input.ttlMs,
+    ttlAnchor: input.ttlAnchor,
+    expiresAt: null,
+    pollIntervalMs: input.pollIntervalMs,
+    owner,
+    era: input.era,
+    request: input.request,
+    outcome: null,
+    inputRequests: EMPTY,
+    inputResponses: EMPTY,
+    answeredInputKeys: NO_KEYS,
+    cancelRequestedAt: null,
+    version: 1,
+  };
+}
+
+function terminal(
+  task: TaskRecord,
+  now: number,
+  status: TaskStatus,
+  changes: Pick<TaskRecord, "outcome" | "statusMessage">,
+): TaskRecord {
+  return {
+    ...task,
+    ...changes,
+    status,
+    lastUpdatedAt: now,
+    expiresAt: expiryOnTerminal(task, now),
+    // Nothing can answer a finished task's questions any more.
+    inputRequests: EMPTY,
+    version: task.version + 1,
+  };
+}
+
+/** `working | input_required → completed` with the tool's result (which may be `isError`). */
+export function completeTask(
+  task: TaskRecord,
+  now: number,
+  result: Readonly<Record<string, unknown>>,
+  statusMessage: string | null = null,
+): TaskRecord {
+  assertIntentAllowed(task, "complete");
+  return terminal(task, now, "completed", { outcome: { kind: "result", result }, statusMessage });
+}
+
+/** `working | input_required → failed` with a JSON-RPC error. */
+export function failTask(
+  task: TaskRecord,
+  now: number,
+  error: JsonRpcErrorObject,
+  statusMessage: string | null = error.message,
+): TaskRecord {
+  assertIntentAllowed(task, "fail");
+  return terminal(task, now, "failed", { outcome: { kind: "error", error }, statusMessage });
+}
+
+/** `working | input_required → cancelled`: the worker acknowledges a cancellation. */
+export function markTaskCancelled(
+  task: TaskRecord,
+  now: number,
+  statusMessage: string | null = "The task was cancelled by request.",
+): TaskRecord {
+  assertIntentAllowed(task, "markCancelled");
+  return terminal(task, now, "cancelled", { outcome: null, statusMessage });
+}
+
+/** Checks the keys of a new batch of input requests against the task's lifetime ledger. */
+export function assertFreshInputKeys(
+  task: TaskRecord,
+  requests: Readonly<Record<string, InputRequest>>,
+): void {
+  const keys = Object.keys(requests);
+  if (keys.length === 0) throw taskErrors.invalidTask("requireInput needs at least one request");
+  for (const key of keys) {
+    const request = requests[key];
+    if (key.length === 0 || key.length > 256) {
+      throw taskErrors.invalidTask("input keys must be 1 to 256 characters");
+    }
+    if (typeof request?.method !== "string" || request.method.length === 0) {
+      throw taskErrors.invalidTask(`input request '${key}' needs a method`);
+    }
+    if (
+      Object.hasOwn(task.inputRequests, key) ||
+      Object.hasOwn(task.inputResponses, key) ||
+      task.answeredInputKeys.includes(key)
+    ) {
+      throw taskErrors.invalidTask(`input key '${key}' was already used by task ${task.taskId}`);
+    }
+  }
+}
+
+/** `working | input_required → input_required`, adding requests under fresh keys. */
+export function requireTaskInput(
+  task: TaskRecord,
+  now: number,
+  requests: Readonly<Record<string, InputRequest>>,
+  statusMessage?: string | null,
+): TaskRecord {
+  assertIntentAllowed(task, "requireInput");
+  assertFreshInputKeys(task, requests);
+  return {
+    ...task,
+    status: "input_required",
+    statusMessage: statusMessage === undefined ? task.statusMessage : statusMessage,
+    inputRequests: { ...task.inputRequests, ...requests },
+    lastUpdatedAt: now,
+    version: task.version + 1,
+  };
+}
+
+/** Changes the status message of a running task. */
+export function setTaskStatusMessage(
+  task: TaskRecord,
+  now: number,
+  statusMessage: string | null,
+): TaskRecord {
+  assertIntentAllowed(task, "setStatusMessage");
+  return { ...task, statusMessage, lastUpdatedAt: now, version: task.version + 1 };
+}
+
+/**
+ * Records the wish to cancel. Idempotent: the first request's time is kept, a repeated
+ * request or a request on a finished task changes nothing (and returns the same record).
+ */
+export function requestTaskCancel(task: TaskRecord, now: number): TaskRecord {
+  if (isTerminal(task.status) || task.cancelRequestedAt !== null) return task;
+  return { ...task, cancelRequestedAt: now, lastUpdatedAt: now, version: task.version + 1 };
+}
+
+/** The outcome of {@link submitTaskInput}. */
+export interface SubmitInputResult {
+  readonly task: TaskRecord;
+  /** The keys that were outstanding and are now answered. */
+  readonly acceptedKeys: readonly string[];
+}
+
+/**
+ * Applies answers by key. Only outstanding keys are accepted, each once; unknown and
+ * already-answered keys are ignored; partial answers are fine. When no request remains
+ * outstanding the task goes back to `working`. A finished task accepts nothing.
+ */
+export function submitTaskInput(
+  task: TaskRecord,
+  now: number,
+  responses: Readonly<Record<string, InputResponse>>,
+): SubmitInputResult {
+  const acceptedKeys: string[] = [];
+  for (const key of Object.keys(responses)) {
+    if (Object.hasOwn(task.inputRequests, key)) acceptedKeys.push(key);
+  }
+  if (acceptedKeys.length === 0) return { task, acceptedKeys };
+  const pending: Record<string, InputRequest> = { ...task.inputRequests };
+  const received: Record<string, InputResponse> = { ...task.inputResponses };
+  for (const key of acceptedKeys) {
+    delete pending[key];
+    received[key] = responses[key] as InputResponse;
+  }
+  const remaining = Object.keys(pending).length;
+  return {
+    task: {
+      ...task,
+      status: remaining === 0 ? "working" : task.status,
+      inputRequests: remaining === 0 ? EMPTY : pending,
+      inputResponses: received,
+      answeredInputKeys: [...task.answeredInputKeys, ...acceptedKeys],
+      lastUpdatedAt: now,
+      version: task.version + 1,
+    },
+    acceptedKeys,
+  };
+}
+
+/** The outcome of {@link takeTaskInputResponses}. */
+export interface TakeInputResult {
+  readonly task: TaskRecord;
+  readonly responses: Readonly<Record<string, InputResponse>>;
+}
+
+/** Drains the received responses: they are handed over once and removed from the task. */
+export function takeTaskInputResponses(task: TaskRecord): TakeInputResult {
+  const responses = task.inputResponses;
+  if (Object.keys(responses).length === 0) return { task, responses: EMPTY };
+  return {
+    // Draining is the worker's bookkeeping, not news for the client: lastUpdatedAt stays.
+    task: { ...task, inputResponses: EMPTY, version: task.version + 1 },
+    responses,
+  };
+}
+
+/** True when a terminal task's retention has run out at `now`. Running tasks never expire. */
+export function isExpired(task: Pick<TaskRecord, "expiresAt">, now: number): boolean {
+  return task.expiresAt !== null && task.expiresAt <= now;
+}
+

@@ -1,0 +1,326 @@
+import { isTaskError } from "./errors.js";
+import { isTerminal } from "./lifecycle.js";
+import type { Owner } from "./owner.js";
+import type { CreateTaskInput, TaskService } from "./service.js";
+import type { TaskChange } from "./store.js";
+import type { InputRequest, InputResponse, JsonRpcErrorObject, TaskRecord } from "./task.js";
+
+/** What a handler sees while it runs as a task. */
+export interface TaskContext {
+  readonly taskId: string;
+  readonly owner: Owner;
+  /** Aborted when cancellation is requested (from any node) or the task ends elsewhere. */
+  readonly signal: AbortSignal;
+  /**
+   * Parks the task in `input_required` until every request is answered, and resolves with
+   * the answers by the same names. Names may repeat across calls: the runner mints fresh
+   * keys. Rejects with `signal.reason` if the task is cancelled meanwhile.
+   */
+  requireInput(
+    requests: Readonly<Record<string, InputRequest>>,
+    statusMessage?: string | null,
+  ): Promise<Record<string, InputResponse>>;
+  /** Updates the human-readable status message; a no-op once the task has ended. */
+  setStatusMessage(statusMessage: string | null): Promise<void>;
+}
+
+/** A tool body run as a task: returns the tool result, or throws to fail the task. */
+export type TaskHandler = (
+  args: Readonly<Record<string, unknown>>,
+  ctx: TaskContext,
+) => Promise<Readonly<Record<string, unknown>>> | Readonly<Record<string, unknown>>;
+
+/** What {@link TaskRunner.start} needs. */
+export interface StartTaskInput extends CreateTaskInput {
+  readonly handler: TaskHandler;
+}
+
+/** Settings of a {@link TaskRunner}. */
+export interface TaskRunnerOptions {
+  readonly service: TaskService;
+  /** Told about outcomes that could not be stored after retries; default `console.error`. */
+  readonly onError?: (error: unknown, taskId: string) => void;
+  /** Attempts to store an outcome while the store is unavailable; default 5. */
+  readonly settleAttempts?: number;
+  /** First retry delay, doubled each attempt; default 100 ms. */
+  readonly settleRetryMs?: number;
+}
+
+/** The error a cancelled handler's signal carries. */
+export class TaskCancelledError extends Error {
+  override readonly name = "AbortError";
+  constructor(taskId: string) {
+    super(`Task ${taskId} was cancelled`);
+  }
+}
+
+/**
+ * Turns anything a handler throws into the JSON-RPC error the task fails with: the error's
+ * own integer `code` (and `data`) when it has one, else -32603 Internal error.
+ */
+export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
+  if (typeof thrown === "object" && thrown !== null) {
+    const { code, message, data } = thrown as { code?: unknown; message?: unknown; data?: unknown };
+    const text = typeof message === "string" && message.length > 0 ? message : "Internal error";
+    if (typeof code === "number" && Number.isInteger(code)) {
+      return data === undefined ? { code, message: text } : { code, message: text, data };
+    }
+    return { code: -32603, message: text };
+  }
+  return { code: -32603, message: typeof thrown === "string" ? thrown : "Internal error" };
+}
+
+/**
+ * Runs handlers as tasks, era-neutrally. Cancellation of either style reaches the handler
+ * through `ctx.signal`, woken by the store's change feed, so a request that arrives on
+ * another node works too:
+ *
+ * - immediate (`TaskService.cancelNow`, the 2025-11-25 era): the task is `cancelled` before
+ *   the caller hears back; whatever the handler returns later is discarded.
+ * - cooperative (`TaskService.requestCancel`, the 2026-07-28 era): the task ends `cancelled`
+ *   if the handler stops on its signal (throws), or keeps the handler's outcome if that
+ *   came first.
+ */
+export class TaskRunner {
+  readonly service: TaskService;
+  readonly #runs = new Map<string, Run>();
+  readonly #onError: (error: unknown, taskId: string) => void;
+  readonly #settleAttempts: number;
+  readonly #settleRetryMs: number;
+
+  constructor(options: TaskRunnerOptions) {
+    this.service = options.service;
+    this.#onError =
+      options.onError ??
+      ((error, taskId) => console.error(`task ${taskId}:`, error));
+    this.#settleAttempts = options.settleAttempts ?? 5;
+    this.#settleRetryMs = options.settleRetryMs ?? 100;
+  }
+
+  /** Creates the task durably, starts the handler in the background, returns the task. */
+  async start(caller: Owner, input: StartTaskInput): Promise<TaskRecord> {
+    const record = await this.service.create(caller, input);
+    const run = new Run(this, caller, record, input.handler);
+    this.#runs.set(record.taskId, run);
+    run.done = run.execute().finally(() => this.#runs.delete(record.taskId));
+    return record;
+  }
+
+  /** How many handlers are running on this runner. */
+  get active(): number {
+    return this.#runs.size;
+  }
+
+  /** Resolves when the handler of `taskId` (if it runs here) has finished and settled. */
+  async settled(taskId: string): Promise<void> {
+    await this.#runs.get(taskId)?.done;
+  }
+
+  /** Resolves once every running handler has finished and its outcome is stored. */
+  async drain(): Promise<void> {
+    while (this.#runs.size > 0) {
+      await Promise.all([...this.#runs.values()].map((run) => run.done));
+    }
+  }
+
+  /** Aborts every running handler's signal, e.g. on shutdown. */
+  abortAll(reason?: unknown): void {
+    for (const run of this.#runs.values()) run.abort(reason);
+  }
+
+  /** @internal Reports an error no caller can receive. */
+  reportError(error: unknown, taskId: string): void {
+    this.#onError(error, taskId);
+  }
+
+  /** @internal Stores a handler's outcome, retrying while the store is unavailable. */
+  async storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void> {
+    let delay = this.#settleRetryMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        // Someone else ended the task first (an immediate cancel, or the task was removed):
+        // the late outcome is discarded, never written over a terminal state.
+        if (isTaskError(error, "invalid_transition")) return;
+        if (isTaskError(error, "not_found_or_unauthorized")) return;
+        if (!isTaskError(error, "store_unavailable") || attempt >= this.#settleAttempts) {
+          this.#onError(error, taskId);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay *= 2;
+      }
+    }
+  }
+}
+
+class Run {
+  done: Promise<void> = Promise.resolve();
+  readonly #runner: TaskRunner;
+  readonly #caller: Owner;
+  readonly #task: TaskRecord;
+  readonly #handler: TaskHandler;
+  readonly #controller = new AbortController();
+  /** Input keys this run has used, so repeated names get fresh keys. */
+  readonly #usedKeys = new Set<string>();
+  /** Waiting `requireInput` calls, by key. */
+  readonly #waiting = new Map<string, (response: InputResponse) => void>();
+  #draining = false;
+  #drainAgain = false;
+
+  constructor(runner: TaskRunner, caller: Owner, task: TaskRecord, handler: TaskHandler) {
+    this.#runner = runner;
+    this.#caller = caller;
+    this.#task = task;
+    this.#handler = handler;
+  }
+
+  abort(reason?: unknown): void {
+    if (!this.#controller.signal.aborted) {
+      this.#controller.abort(reason ?? new TaskCancelledError(this.#task.taskId));
+    }
+  }
+
+  async execute(): Promise<void> {
+    const { service } = this.#runner;
+    const { taskId } = this.#task;
+    const unsubscribe = service.watch((change) => this.#onChange(change), taskId);
+    let result: Readonly<Record<string, unknown>> | undefined;
+    let thrown: unknown;
+    let threw = false;
+    try {
+      result = await this.#handler(this.#task.request.arguments, this.#context());
+    } catch (error) {
+      threw = true;
+      thrown = error;
+    } finally {
+      unsubscribe();
+    }
+    const caller = this.#caller;
+    if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
+      threw = true;
+      thrown = new Error("The tool handler returned no result object");
+    }
+    if (!threw) {
+      await this.#runner.storeOutcome(taskId, () =>
+        service.complete(caller, taskId, result as Readonly<Record<string, unknown>>),
+      );
+    } else if (this.#controller.signal.aborted) {
+      // The handler stopped on its signal: acknowledge the cancellation.
+      await this.#runner.storeOutcome(taskId, () => service.markCancelled(caller, taskId));
+    } else {
+      await this.#runner.storeOutcome(taskId, () =>
+        service.fail(caller, taskId, toJsonRpcError(thrown)),
+      );
+    }
+  }
+
+  #context(): TaskContext {
+    const { service } = this.#runner;
+    const caller = this.#caller;
+    const { taskId } = this.#task;
+    const signal = this.#controller.signal;
+    return {
+      taskId,
+      owner: caller,
+      signal,
+      requireInput: (requests, statusMessage) => this.#requireInput(requests, statusMessage),
+      setStatusMessage: async (statusMessage) => {
+        try {
+          await service.setStatusMessage(caller, taskId, statusMessage);
+        } catch (error) {
+          if (!isTaskError(error, "invalid_transition")) throw error;
+        }
+      },
+    };
+  }
+
+  async #requireInput(
+    requests: Readonly<Record<string, InputRequest>>,
+    statusMessage?: string | null,
+  ): Promise<Record<string, InputResponse>> {
+    const signal = this.#controller.signal;
+    signal.throwIfAborted();
+    const names = Object.keys(requests);
+    const keyed: Record<string, InputRequest> = {};
+    const keyOf = new Map<string, string>();
+    for (const name of names) {
+      let key = name;
+      for (let n = 2; this.#usedKeys.has(key); n++) key = `${name}-${n}`;
+      this.#usedKeys.add(key);
+      keyed[key] = requests[name] as InputRequest;
+      keyOf.set(name, key);
+    }
+    const answers = new Map<string, InputResponse>();
+    const all = new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        for (const key of keyOf.values()) this.#waiting.delete(key);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      for (const key of keyOf.values()) {
+        this.#waiting.set(key, (response) => {
+          answers.set(key, response);
+          if (answers.size === keyOf.size) {
+            signal.removeEventListener("abort", onAbort);
+            resolve();
+          }
+        });
+      }
+    });
+    // A rejection before anyone awaits `all` must not surface as unhandled.
+    all.catch(() => {});
+    try {
+      await this.#runner.service.requireInput(this.#caller, this.#task.taskId, keyed, statusMessage);
+    } catch (error) {
+      for (const key of keyOf.values()) this.#waiting.delete(key);
+      throw error;
+    }
+    await all;
+    const out: Record<string, InputResponse> = {};
+    for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
+    return out;
+  }
+
+  #onChange(change: TaskChange): void {
+    if (change.kind === "cancel_requested" || change.kind === "deleted") this.abort();
+    else if (isTerminal(change.status)) this.abort();
+    if (change.kind === "input_submitted" && this.#waiting.size > 0) void this.#drainInputs();
+  }
+
+  async #drainInputs(): Promise<void> {
+    if (this.#draining) {
+      this.#drainAgain = true;
+      return;
+    }
+    this.#draining = true;
+    try {
+      do {
+        this.#drainAgain = false;
+        const { responses } = await this.#runner.service.takeInputResponses(
+          this.#caller,
+          this.#task.taskId,
+        );
+        for (const key of Object.keys(responses)) {
+          const deliver = this.#waiting.get(key);
+          if (deliver) {
+            this.#waiting.delete(key);
+            deliver(responses[key] as InputResponse);
+          }
+        }
+      } while (this.#drainAgain);
+    } catch (error) {
+      if (isTaskError(error, "not_found_or_unauthorized")) {
+        this.abort(error);
+      } else {
+        // The answers stay stored; try again shortly rather than leave the handler parked.
+        this.#runner.reportError(error, this.#task.taskId);
+        setTimeout(() => void this.#drainInputs(), 1000).unref();
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+}

@@ -1,0 +1,315 @@
+import { taskErrors } from "./errors.js";
+import { createIdGenerator, type IdGenerator } from "./ids.js";
+import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
+import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
+import type { TaskChangeListener, TaskPage, TaskStore, Unsubscribe } from "./store.js";
+import type {
+  InputRequest,
+  InputResponse,
+  JsonRpcErrorObject,
+  TaskEra,
+  TaskRecord,
+  TaskRequest,
+  TaskStatus,
+} from "./task.js";
+import { resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";
+
+/** Settings of a {@link TaskService}. Everything with a default is optional. */
+export interface TaskServiceOptions {
+  readonly store: TaskStore;
+  /** See {@link OwnerPolicy.requireOwner}; default `false`. */
+  readonly requireOwner?: boolean;
+  /** Retention policy; default {@link DEFAULT_TTL_POLICY}. */
+  readonly ttl?: Partial<TtlPolicy>;
+  /** Suggested polling interval for new tasks; default 1000 ms, `null` for none. */
+  readonly pollIntervalMs?: number | null;
+  /** Task id source; default 128-bit CSPRNG ids. */
+  readonly ids?: IdGenerator;
+  /** Page size when the caller names none; default 50. */
+  readonly defaultPageSize?: number;
+  /** The largest page handed out; default 100. */
+  readonly maxPageSize?: number;
+  /**
+   * While waiting on the change feed, re-read the task this often anyway, in case a change
+   * notification was lost (e.g. across a database reconnect). Default 30 s; 0 disables.
+   */
+  readonly waitRecheckMs?: number;
+}
+
+/** What a caller asks for when creating a task. */
+export interface CreateTaskInput {
+  readonly era: TaskEra;
+  readonly request: TaskRequest;
+  /** Requested ttl: `undefined` for the default, `null` for unlimited (subject to policy). */
+  readonly ttlMs?: number | null;
+  readonly statusMessage?: string | null;
+}
+
+/** What a caller asks for when listing. */
+export interface ListTasksInput {
+  readonly statuses?: readonly TaskStatus[];
+  readonly cursor?: string;
+  readonly limit?: number;
+}
+
+/**
+ * The owner-aware front of a {@link TaskStore}: it applies the owner policy, the TTL
+ * policy, id generation and page limits, and re-checks ownership on every row the store
+ * returns, so a buggy custom store cannot leak another owner's task.
+ */
+export class TaskService {
+  readonly store: TaskStore;
+  readonly ttlPolicy: TtlPolicy;
+  readonly requireOwner: boolean;
+  readonly pollIntervalMs: number | null;
+  readonly #ids: IdGenerator;
+  readonly #defaultPageSize: number;
+  readonly #maxPageSize: number;
+  readonly #waitRecheckMs: number;
+
+  constructor(options: TaskServiceOptions) {
+    this.store = options.store;
+    this.requireOwner = options.requireOwner ?? false;
+    this.ttlPolicy = ttlPolicy(options.ttl);
+    this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
+    this.#ids = options.ids ?? createIdGenerator();
+    this.#maxPageSize = options.maxPageSize ?? 100;
+    this.#defaultPageSize = Math.min(options.defaultPageSize ?? 50, this.#maxPageSize);
+    this.#waitRecheckMs = options.waitRecheckMs ?? 30_000;
+    if (!(this.#maxPageSize >= 1 && this.#defaultPageSize >= 1)) {
+      throw new RangeError("page sizes must be at least 1");
+    }
+  }
+
+  /** The scope a caller acts in; throws `not_found_or_unauthorized` if it may see nothing. */
+  scope(caller: Owner): OwnerScope {
+    const scope = ownerScope(caller, { requireOwner: this.requireOwner });
+    if (scope === null) throw taskErrors.ownerRequired();
+    return scope;
+  }
+
+  /** Creates a `working` task owned by `caller`; resolves once the task is durable. */
+  async create(caller: Owner, input: CreateTaskInput): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    const ttlMs = resolveTtl(this.ttlPolicy, input.ttlMs);
+    const record = await this.store.create(
+      {
+        taskId: this.#ids(),
+        era: input.era,
+        request: input.request,
+        ttlMs,
+        ttlAnchor: this.ttlPolicy.anchor,
+        pollIntervalMs: this.pollIntervalMs,
+        statusMessage: input.statusMessage ?? null,
+      },
+      scope,
+    );
+    return this.#verified(scope, record.taskId, record);
+  }
+
+  async get(caller: Owner, taskId: string): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(scope, taskId, await this.store.get(taskId, scope));
+  }
+
+  /** One page of the caller's tasks, oldest first. */
+  async list(caller: Owner, input: ListTasksInput = {}): Promise<TaskPage> {
+    const scope = this.scope(caller);
+    const limit = this.#pageSize(input.limit);
+    const page = await this.store.list(scope, {
+      limit,
+      ...(input.cursor !== undefined && { cursor: input.cursor }),
+      ...(input.statuses !== undefined && { statuses: input.statuses }),
+    });
+    const wanted = input.statuses && input.statuses.length > 0 ? new Set(input.statuses) : null;
+    const tasks = page.tasks
+      .filter((t) => scopeAllows(scope, t.owner) && (wanted === null || wanted.has(t.status)))
+      .slice(0, limit);
+    return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+  }
+
+  async complete(
+    caller: Owner,
+    taskId: string,
+    result: Readonly<Record<string, unknown>>,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.complete(taskId, scope, result, statusMessage),
+    );
+  }
+
+  async fail(
+    caller: Owner,
+    taskId: string,
+    error: JsonRpcErrorObject,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(scope, taskId, await this.store.fail(taskId, scope, error, statusMessage));
+  }
+
+  async requireInput(
+    caller: Owner,
+    taskId: string,
+    requests: Readonly<Record<string, InputRequest>>,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.requireInput(taskId, scope, requests, statusMessage),
+    );
+  }
+
+  async setStatusMessage(
+    caller: Owner,
+    taskId: string,
+    statusMessage: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.setStatusMessage(taskId, scope, statusMessage),
+    );
+  }
+
+  /** Records the wish to cancel (cooperative cancellation). */
+  async requestCancel(caller: Owner, taskId: string): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(scope, taskId, await this.store.requestCancel(taskId, scope));
+  }
+
+  /** Moves a running task to `cancelled` (the worker's acknowledgement). */
+  async markCancelled(
+    caller: Owner,
+    taskId: string,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.markCancelled(taskId, scope, statusMessage),
+    );
+  }
+
+  /**
+   * Immediate cancellation: records the request (so the handler's signal fires on whatever
+   * node runs it) and moves the task to `cancelled` before returning. Throws
+   * `invalid_transition` when the task is already terminal.
+   */
+  async cancelNow(
+    caller: Owner,
+    taskId: string,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    this.#verified(scope, taskId, await this.store.requestCancel(taskId, scope));
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.markCancelled(taskId, scope, statusMessage),
+    );
+  }
+
+  async submitInput(
+    caller: Owner,
+    taskId: string,
+    responses: Readonly<Record<string, InputResponse>>,
+  ): Promise<SubmitInputResult> {
+    const scope = this.scope(caller);
+    const result = await this.store.submitInput(taskId, scope, responses);
+    this.#verified(scope, taskId, result.task);
+    return result;
+  }
+
+  async takeInputResponses(caller: Owner, taskId: string): Promise<TakeInputResult> {
+    const scope = this.scope(caller);
+    const result = await this.store.takeInputResponses(taskId, scope);
+    this.#verified(scope, taskId, result.task);
+    return result;
+  }
+
+  async delete(caller: Owner, taskId: string): Promise<void> {
+    await this.store.delete(taskId, this.scope(caller));
+  }
+
+  /** Removes expired terminal tasks; returns how many. */
+  cleanupExpired(options?: { limit?: number }): Promise<number> {
+    return this.store.cleanupExpired(options);
+  }
+
+  /** The raw change feed (ids and statuses only; re-read through {@link get} for more). */
+  watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
+    return this.store.watch(listener, taskId);
+  }
+
+  /**
+   * Resolves with the task once `predicate` holds, woken by the change feed rather than by
+   * polling. Rejects with `signal.reason` when aborted, and with `not_found_or_unauthorized`
+   * if the task disappears.
+   */
+  async waitFor(
+    caller: Owner,
+    taskId: string,
+    predicate: (task: TaskRecord) => boolean,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<TaskRecord> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    let wake: () => void = () => {};
+    let changed = false;
+    const unsubscribe = this.watch(() => {
+      changed = true;
+      wake();
+    }, taskId);
+    const onAbort = () => wake();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        changed = false;
+        const task = await this.get(caller, taskId);
+        if (predicate(task)) return task;
+        signal?.throwIfAborted();
+        if (changed) continue;
+        await new Promise<void>((resolve) => {
+          let timer: NodeJS.Timeout | undefined;
+          wake = () => {
+            if (timer !== undefined) clearTimeout(timer);
+            resolve();
+          };
+          if (this.#waitRecheckMs > 0) {
+            timer = setTimeout(wake, this.#waitRecheckMs);
+            timer.unref();
+          }
+          // A change may have landed between the read and installing `wake`.
+          if (changed || signal?.aborted) wake();
+        });
+        signal?.throwIfAborted();
+      }
+    } finally {
+      unsubscribe();
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #pageSize(limit: number | undefined): number {
+    if (limit === undefined) return this.#defaultPageSize;
+    if (!Number.isFinite(limit) || limit < 1) return 1;
+    return Math.min(Math.floor(limit), this.#maxPageSize);
+  }
+
+  #verified(scope: OwnerScope, taskId: string, record: TaskRecord): TaskRecord {
+    // Defence in depth: the store filtered by owner already, but a custom store may be buggy.
+    if (record.taskId !== taskId || !scopeAllows(scope, record.owner)) {
+      throw taskErrors.notFound(taskId);
+    }
+    return record;
+  }
+}

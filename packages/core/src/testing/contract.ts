@@ -1,0 +1,880 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../clock.js";
+import { encodeCursor } from "../cursor.js";
+import { isTaskError, type TaskErrorCode } from "../errors.js";
+import { createIdGenerator } from "../ids.js";
+import { type Owner, type OwnerScope, owner, ownerKey, ownerScope } from "../owner.js";
+import type { TaskChange, TaskStore } from "../store.js";
+import type { NewTask, TaskRecord, TaskStatus } from "../task.js";
+
+/** What a store factory is handed by the contract suite. */
+export interface ContractStoreOptions {
+  /** The store must take every timestamp from this clock. */
+  readonly clock: ManualClock;
+  /** Global bound; `undefined` for none. */
+  readonly maxTasks?: number;
+  /** Per-owner bound; `undefined` for none. */
+  readonly maxTasksPerOwner?: number;
+  /** The largest page the store hands out. */
+  readonly maxPageSize: number;
+}
+
+/** Makes a fresh, empty store for one test. */
+export type ContractStoreFactory = (options: ContractStoreOptions) => TaskStore | Promise<TaskStore>;
+
+/** Tuning for stores whose change feed crosses a network. */
+export interface ContractSuiteOptions {
+  /** How long to wait for a change-feed event; default 2000 ms. */
+  readonly watchTimeoutMs?: number;
+  /** How many writers race in the concurrency tests; default 50. */
+  readonly concurrency?: number;
+}
+
+const ALICE = owner({ principalId: "alice", tenantId: "acme" });
+const BOB = owner({ principalId: "bob", tenantId: "acme" });
+const ALICE_OTHER_TENANT = owner({ principalId: "alice", tenantId: "globex" });
+const ALICE_OTHER_AUDIENCE = owner({ principalId: "alice", tenantId: "acme", audience: "api" });
+const ANON = owner({});
+
+const OPEN = { requireOwner: false };
+const CLOSED = { requireOwner: true };
+
+function scopeOf(o: Owner, policy = OPEN): OwnerScope {
+  const scope = ownerScope(o, policy);
+  if (!scope) throw new Error("test bug: empty scope");
+  return scope;
+}
+
+const ALICE_SCOPE = scopeOf(ALICE);
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * The store contract suite. Every store in this repository runs it, and so can anyone who
+ * writes a store: `describeTaskStoreContract("my store", (opts) => new MyStore(opts))`.
+ * Each test gets a fresh store from `makeStore`; the store must use `opts.clock` for time.
+ */
+export function describeTaskStoreContract(
+  name: string,
+  makeStore: ContractStoreFactory,
+  suiteOptions: ContractSuiteOptions = {},
+): void {
+  const watchTimeoutMs = suiteOptions.watchTimeoutMs ?? 2000;
+  const concurrency = suiteOptions.concurrency ?? 50;
+
+  describe(`TaskStore contract: ${name}`, () => {
+    let clock: ManualClock;
+    let store: TaskStore;
+    const opened: TaskStore[] = [];
+    const ids = createIdGenerator();
+
+    async function open(overrides: Partial<ContractStoreOptions> = {}): Promise<TaskStore> {
+      const s = await makeStore({ clock, maxPageSize: 100, ...overrides });
+      opened.push(s);
+      return s;
+    }
+
+    beforeEach(async () => {
+      clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
+      store = await open();
+    });
+
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+    });
+
+    function newTask(overrides: Partial<NewTask> = {}): NewTask {
+      return {
+        taskId: ids(),
+        era: "2026-07-28",
+        request: { toolName: "slow_compute", arguments: { seconds: 1, label: "x" } },
+        ttlMs: 60_000,
+        ttlAnchor: "creation",
+        pollIntervalMs: 500,
+        ...overrides,
+      };
+    }
+
+    async function create(
+      overrides: Partial<NewTask> = {},
+      scope: OwnerScope = ALICE_SCOPE,
+      s: TaskStore = store,
+    ): Promise<TaskRecord> {
+      return s.create(newTask(overrides), scope);
+    }
+
+    async function expectError(promise: Promise<unknown>, code: TaskErrorCode): Promise<Error> {
+      try {
+        await promise;
+      } catch (error) {
+        expect(isTaskError(error), `expected a TaskError, got ${String(error)}`).toBe(true);
+        expect((error as { code: string }).code).toBe(code);
+        return error as Error;
+      }
+      throw new Error(`expected ${code}, but the call succeeded`);
+    }
+
+    /** Brings a new task owned by Alice into `status`. */
+    async function taskIn(status: TaskStatus, scope: OwnerScope = ALICE_SCOPE): Promise<TaskRecord> {
+      const t = await create({}, scope);
+      switch (status) {
+        case "working":
+          return t;
+        case "input_required":
+          return store.requireInput(t.taskId, scope, { confirm: { method: "elicitation/create" } });
+        case "completed":
+          return store.complete(t.taskId, scope, { content: [] });
+        case "failed":
+          return store.fail(t.taskId, scope, { code: -32603, message: "boom" });
+        case "cancelled":
+          return store.markCancelled(t.taskId, scope);
+      }
+    }
+
+    describe("create and get", () => {
+      it("creates a working task at version 1 with the store clock's timestamps", async () => {
+        const t = await create({ statusMessage: "queued" });
+        expect(t.status).toBe("working");
+        expect(t.version).toBe(1);
+        expect(t.createdAt).toBe(clock.now());
+        expect(t.lastUpdatedAt).toBe(clock.now());
+        expect(t.statusMessage).toBe("queued");
+        expect(t.expiresAt).toBeNull();
+        expect(t.cancelRequestedAt).toBeNull();
+        expect(t.outcome).toBeNull();
+        expect(t.inputRequests).toEqual({});
+        expect(t.inputResponses).toEqual({});
+        expect(t.answeredInputKeys).toEqual([]);
+      });
+
+      it("round-trips every field exactly, including all three owner parts", async () => {
+        const scope = scopeOf(ALICE_OTHER_AUDIENCE);
+        const input = newTask({
+          era: "2025-11-25",
+          request: { toolName: "greet", arguments: { name: "Zoë", nested: { n: [1, 2, null] } } },
+          ttlMs: null,
+          ttlAnchor: "terminal",
+          pollIntervalMs: null,
+        });
+        const created = await store.create(input, scope);
+        const read = await store.get(input.taskId, scope);
+        expect(read).toEqual(created);
+        expect(read.taskId).toBe(input.taskId);
+        expect(read.owner).toEqual(ALICE_OTHER_AUDIENCE);
+        expect(read.era).toBe("2025-11-25");
+        expect(read.request).toEqual(input.request);
+        expect(read.ttlMs).toBeNull();
+        expect(read.ttlAnchor).toBe("terminal");
+        expect(read.pollIntervalMs).toBeNull();
+      });
+
+      it("keeps ttls beyond 2^31-1 ms (no timer overflow)", async () => {
+        const t = await create({ ttlMs: 30 * DAY });
+        clock.advance(1);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).ttlMs).toBe(30 * DAY);
+        await store.complete(t.taskId, ALICE_SCOPE, {});
+        clock.advance(29 * DAY);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("completed");
+      });
+
+      it("refuses a second task with the same id, even for another owner", async () => {
+        const t = await create();
+        await expectError(create({ taskId: t.taskId }), "already_exists");
+        await expectError(create({ taskId: t.taskId }, scopeOf(BOB)), "already_exists");
+        expect((await store.get(t.taskId, ALICE_SCOPE)).version).toBe(1);
+      });
+
+      it("refuses malformed tasks with invalid_task", async () => {
+        await expectError(create({ taskId: "" }), "invalid_task");
+        await expectError(create({ ttlMs: 0 }), "invalid_task");
+        await expectError(create({ ttlMs: -5 }), "invalid_task");
+        await expectError(create({ pollIntervalMs: 1.5 }), "invalid_task");
+        await expectError(create({ request: { toolName: "", arguments: {} } }), "invalid_task");
+      });
+
+      it("reports a missing task as not_found_or_unauthorized", async () => {
+        await expectError(store.get("no-such-task", ALICE_SCOPE), "not_found_or_unauthorized");
+      });
+    });
+
+    describe("state machine", () => {
+      type Op = "complete" | "fail" | "requireInput" | "markCancelled" | "setStatusMessage";
+      const ops: Record<Op, (t: TaskRecord) => Promise<TaskRecord>> = {
+        complete: (t) => store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: "ok" }] }),
+        fail: (t) => store.fail(t.taskId, ALICE_SCOPE, { code: -32000, message: "nope" }),
+        requireInput: (t) =>
+          store.requireInput(t.taskId, ALICE_SCOPE, { [`k${t.version}`]: { method: "elicitation/create" } }),
+        markCancelled: (t) => store.markCancelled(t.taskId, ALICE_SCOPE),
+        setStatusMessage: (t) => store.setStatusMessage(t.taskId, ALICE_SCOPE, "halfway"),
+      };
+      const resulting: Record<Op, TaskStatus | "same"> = {
+        complete: "completed",
+        fail: "failed",
+        requireInput: "input_required",
+        markCancelled: "cancelled",
+        setStatusMessage: "same",
+      };
+      const statuses: TaskStatus[] = ["working", "input_required", "completed", "failed", "cancelled"];
+
+      for (const from of statuses) {
+        for (const op of Object.keys(ops) as Op[]) {
+          const active = from === "working" || from === "input_required";
+          const to = resulting[op] === "same" ? from : resulting[op];
+          const title = active
+            ? `${op} moves ${from} → ${to}, bumping version and lastUpdatedAt`
+            : `${op} on a ${from} task is an invalid_transition and changes nothing`;
+          it(title, async () => {
+            const before = await taskIn(from);
+            clock.advance(1000);
+            if (active) {
+              const after = await ops[op](before);
+              expect(after.status).toBe(to);
+              expect(after.version).toBe(before.version + 1);
+              expect(after.lastUpdatedAt).toBe(clock.now());
+              expect(await store.get(before.taskId, ALICE_SCOPE)).toEqual(after);
+            } else {
+              await expectError(ops[op](before), "invalid_transition");
+              expect(await store.get(before.taskId, ALICE_SCOPE)).toEqual(before);
+            }
+          });
+        }
+      }
+
+      it("input_required → working once every outstanding request is answered", async () => {
+        const t = await taskIn("input_required");
+        const { task } = await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        expect(task.status).toBe("working");
+      });
+
+      it("keeps a tool result with isError: true as a completed result", async () => {
+        const t = await create();
+        const done = await store.complete(t.taskId, ALICE_SCOPE, {
+          content: [{ type: "text", text: "bad input" }],
+          isError: true,
+        });
+        expect(done.status).toBe("completed");
+        expect(done.outcome).toEqual({
+          kind: "result",
+          result: { content: [{ type: "text", text: "bad input" }], isError: true },
+        });
+      });
+
+      it("stores a JSON-RPC error as the outcome of a failed task", async () => {
+        const t = await create();
+        const done = await store.fail(t.taskId, ALICE_SCOPE, {
+          code: -32050,
+          message: "upstream down",
+          data: { retryAfter: 5 },
+        });
+        expect(done.status).toBe("failed");
+        expect(done.outcome).toEqual({
+          kind: "error",
+          error: { code: -32050, message: "upstream down", data: { retryAfter: 5 } },
+        });
+        expect(done.statusMessage).toBe("upstream down");
+      });
+
+      it("keeps the status message given with a terminal transition", async () => {
+        const t = await create({ statusMessage: "50%" });
+        const done = await store.complete(t.taskId, ALICE_SCOPE, {}, "all done");
+        expect(done.statusMessage).toBe("all done");
+        const c = await create();
+        expect((await store.markCancelled(c.taskId, ALICE_SCOPE, "user gave up")).statusMessage).toBe(
+          "user gave up",
+        );
+      });
+
+      it("clears outstanding input requests when the task ends", async () => {
+        const t = await taskIn("input_required");
+        const done = await store.complete(t.taskId, ALICE_SCOPE, {});
+        expect(done.inputRequests).toEqual({});
+      });
+
+      it("setStatusMessage changes only the message (and version, lastUpdatedAt)", async () => {
+        const t = await taskIn("input_required");
+        clock.advance(5);
+        const after = await store.setStatusMessage(t.taskId, ALICE_SCOPE, "waiting for you");
+        expect(after).toEqual({
+          ...t,
+          statusMessage: "waiting for you",
+          version: t.version + 1,
+          lastUpdatedAt: clock.now(),
+        });
+        expect((await store.setStatusMessage(t.taskId, ALICE_SCOPE, null)).statusMessage).toBeNull();
+      });
+    });
+
+    describe("cancellation: request vs acknowledgement", () => {
+      it("requestCancel records the time and leaves the status alone", async () => {
+        const t = await taskIn("input_required");
+        clock.advance(10);
+        const after = await store.requestCancel(t.taskId, ALICE_SCOPE);
+        expect(after.status).toBe("input_required");
+        expect(after.cancelRequestedAt).toBe(clock.now());
+        expect(after.version).toBe(t.version + 1);
+      });
+
+      it("requestCancel is idempotent: the first request's time is kept", async () => {
+        const t = await create();
+        const first = await store.requestCancel(t.taskId, ALICE_SCOPE);
+        clock.advance(10);
+        const second = await store.requestCancel(t.taskId, ALICE_SCOPE);
+        expect(second).toEqual(first);
+      });
+
+      for (const status of ["completed", "failed", "cancelled"] as const) {
+        it(`requestCancel on a ${status} task is a no-op, not an error`, async () => {
+          const t = await taskIn(status);
+          expect(await store.requestCancel(t.taskId, ALICE_SCOPE)).toEqual(t);
+        });
+      }
+
+      it("a task with a cancel request may still complete (cooperative cancel)", async () => {
+        const t = await create();
+        await store.requestCancel(t.taskId, ALICE_SCOPE);
+        const done = await store.complete(t.taskId, ALICE_SCOPE, { content: [] });
+        expect(done.status).toBe("completed");
+        expect(done.cancelRequestedAt).not.toBeNull();
+      });
+
+      it("markCancelled acknowledges a request and sticks", async () => {
+        const t = await create();
+        await store.requestCancel(t.taskId, ALICE_SCOPE);
+        const cancelled = await store.markCancelled(t.taskId, ALICE_SCOPE);
+        expect(cancelled.status).toBe("cancelled");
+        expect(cancelled.outcome).toBeNull();
+        await expectError(store.complete(t.taskId, ALICE_SCOPE, {}), "invalid_transition");
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("cancelled");
+      });
+    });
+
+    describe("input ledger", () => {
+      it("requireInput stores requests under their keys and enters input_required", async () => {
+        const t = await create();
+        const after = await store.requireInput(
+          t.taskId,
+          ALICE_SCOPE,
+          {
+            a: { method: "elicitation/create", params: { message: "Name?" } },
+            b: { method: "sampling/createMessage", params: { maxTokens: 5 } },
+          },
+          "need input",
+        );
+        expect(after.status).toBe("input_required");
+        expect(after.statusMessage).toBe("need input");
+        expect(after.inputRequests).toEqual({
+          a: { method: "elicitation/create", params: { message: "Name?" } },
+          b: { method: "sampling/createMessage", params: { maxTokens: 5 } },
+        });
+      });
+
+      it("requireInput while input_required adds to the outstanding requests", async () => {
+        const t = await taskIn("input_required");
+        const after = await store.requireInput(t.taskId, ALICE_SCOPE, { more: { method: "elicitation/create" } });
+        expect(Object.keys(after.inputRequests).sort()).toEqual(["confirm", "more"]);
+      });
+
+      it("refuses an empty batch of input requests", async () => {
+        const t = await create();
+        await expectError(store.requireInput(t.taskId, ALICE_SCOPE, {}), "invalid_task");
+      });
+
+      it("never reuses a key: outstanding, received or answered keys are refused", async () => {
+        const t = await taskIn("input_required");
+        const again = { confirm: { method: "elicitation/create" } };
+        await expectError(store.requireInput(t.taskId, ALICE_SCOPE, again), "invalid_task");
+        await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        await expectError(store.requireInput(t.taskId, ALICE_SCOPE, again), "invalid_task");
+        await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        await expectError(store.requireInput(t.taskId, ALICE_SCOPE, again), "invalid_task");
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("working");
+      });
+
+      it("accepts partial answers and stays input_required until all are in", async () => {
+        const t = await create();
+        await store.requireInput(t.taskId, ALICE_SCOPE, {
+          a: { method: "elicitation/create" },
+          b: { method: "elicitation/create" },
+        });
+        const first = await store.submitInput(t.taskId, ALICE_SCOPE, { a: { action: "accept" } });
+        expect(first.acceptedKeys).toEqual(["a"]);
+        expect(first.task.status).toBe("input_required");
+        expect(Object.keys(first.task.inputRequests)).toEqual(["b"]);
+        const second = await store.submitInput(t.taskId, ALICE_SCOPE, { b: { action: "decline" } });
+        expect(second.acceptedKeys).toEqual(["b"]);
+        expect(second.task.status).toBe("working");
+        expect(second.task.inputRequests).toEqual({});
+        expect(second.task.inputResponses).toEqual({ a: { action: "accept" }, b: { action: "decline" } });
+        expect([...second.task.answeredInputKeys].sort()).toEqual(["a", "b"]);
+      });
+
+      it("ignores unknown and already-answered keys", async () => {
+        const t = await create();
+        await store.requireInput(t.taskId, ALICE_SCOPE, {
+          a: { method: "elicitation/create" },
+          b: { method: "elicitation/create" },
+        });
+        const r1 = await store.submitInput(t.taskId, ALICE_SCOPE, { a: { v: 1 }, bogus: { v: 9 } });
+        expect(r1.acceptedKeys).toEqual(["a"]);
+        const r2 = await store.submitInput(t.taskId, ALICE_SCOPE, { a: { v: 2 }, bogus: { v: 9 } });
+        expect(r2.acceptedKeys).toEqual([]);
+        expect(r2.task).toEqual(r1.task);
+        expect(r2.task.inputResponses).toEqual({ a: { v: 1 } });
+        expect((await store.get(t.taskId, ALICE_SCOPE)).version).toBe(r1.task.version);
+      });
+
+      it("a finished task accepts no input", async () => {
+        const t = await taskIn("input_required");
+        await store.complete(t.taskId, ALICE_SCOPE, {});
+        const r = await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        expect(r.acceptedKeys).toEqual([]);
+        expect(r.task.status).toBe("completed");
+      });
+
+      it("takeInputResponses hands each response over exactly once", async () => {
+        const t = await taskIn("input_required");
+        await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        const first = await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        expect(first.responses).toEqual({ confirm: { action: "accept" } });
+        expect(first.task.inputResponses).toEqual({});
+        const second = await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        expect(second.responses).toEqual({});
+        expect((await store.get(t.taskId, ALICE_SCOPE)).inputResponses).toEqual({});
+      });
+    });
+
+    describe("owner scoping", () => {
+      const strangers: [string, Owner][] = [
+        ["another principal of the same tenant", BOB],
+        ["the same principal in another tenant", ALICE_OTHER_TENANT],
+        ["the same principal for another audience", ALICE_OTHER_AUDIENCE],
+        ["an anonymous caller", ANON],
+      ];
+      type Attempt = (s: TaskStore, id: string, scope: OwnerScope) => Promise<unknown>;
+      const attempts: Record<string, Attempt> = {
+        get: (s, id, sc) => s.get(id, sc),
+        complete: (s, id, sc) => s.complete(id, sc, {}),
+        fail: (s, id, sc) => s.fail(id, sc, { code: 1, message: "x" }),
+        requireInput: (s, id, sc) => s.requireInput(id, sc, { z: { method: "elicitation/create" } }),
+        setStatusMessage: (s, id, sc) => s.setStatusMessage(id, sc, "x"),
+        requestCancel: (s, id, sc) => s.requestCancel(id, sc),
+        markCancelled: (s, id, sc) => s.markCancelled(id, sc),
+        submitInput: (s, id, sc) => s.submitInput(id, sc, { confirm: { action: "accept" } }),
+        takeInputResponses: (s, id, sc) => s.takeInputResponses(id, sc),
+        delete: (s, id, sc) => s.delete(id, sc),
+      };
+
+      for (const [who, stranger] of strangers) {
+        for (const [op, attempt] of Object.entries(attempts)) {
+          it(`${op} by ${who} on Alice's task: not_found_or_unauthorized, task unchanged`, async () => {
+            const t = await taskIn("input_required");
+            const before = await store.get(t.taskId, ALICE_SCOPE);
+            const foreign = await expectError(attempt(store, t.taskId, scopeOf(stranger)), "not_found_or_unauthorized");
+            const missing = await expectError(attempt(store, "missing-id", scopeOf(stranger)), "not_found_or_unauthorized");
+            // Missing and foreign look the same: only the echoed id differs.
+            expect(foreign.message.replace(t.taskId, "ID")).toBe(missing.message.replace("missing-id", "ID"));
+            expect(await store.get(t.taskId, ALICE_SCOPE)).toEqual(before);
+          });
+        }
+        it(`list by ${who} does not show Alice's tasks`, async () => {
+          await create();
+          await create();
+          const page = await store.list(scopeOf(stranger), { limit: 100 });
+          expect(page.tasks).toEqual([]);
+        });
+      }
+
+      it("an unowned task is visible to anonymous and owned callers when unowned tasks are open", async () => {
+        const t = await create({}, scopeOf(ANON));
+        expect(t.owner).toEqual(ANON);
+        expect((await store.get(t.taskId, scopeOf(ANON))).taskId).toBe(t.taskId);
+        expect((await store.get(t.taskId, scopeOf(BOB))).taskId).toBe(t.taskId);
+        const bobList = await store.list(scopeOf(BOB), { limit: 10 });
+        expect(bobList.tasks.map((x) => x.taskId)).toEqual([t.taskId]);
+        await store.requestCancel(t.taskId, scopeOf(BOB));
+      });
+
+      it("an unowned task is visible to nobody under requireOwner", async () => {
+        const t = await create({}, scopeOf(ANON));
+        await expectError(store.get(t.taskId, scopeOf(BOB, CLOSED)), "not_found_or_unauthorized");
+        await expectError(store.requestCancel(t.taskId, scopeOf(BOB, CLOSED)), "not_found_or_unauthorized");
+        expect((await store.list(scopeOf(BOB, CLOSED), { limit: 10 })).tasks).toEqual([]);
+      });
+
+      it("an owner sees its own tasks and the open unowned ones in one listing", async () => {
+        const a1 = await create();
+        const u = await create({}, scopeOf(ANON));
+        await create({}, scopeOf(BOB));
+        const a2 = await create();
+        const page = await store.list(ALICE_SCOPE, { limit: 10 });
+        expect(page.tasks.map((t) => t.taskId)).toEqual([a1.taskId, u.taskId, a2.taskId]);
+        const closed = await store.list(scopeOf(ALICE, CLOSED), { limit: 10 });
+        expect(closed.tasks.map((t) => t.taskId)).toEqual([a1.taskId, a2.taskId]);
+      });
+
+      it("owner keys are exact: parts never run into each other", async () => {
+        const tricky1 = owner({ principalId: "a|b", tenantId: "c" });
+        const tricky2 = owner({ principalId: "a", tenantId: "b|c" });
+        expect(ownerKey(tricky1)).not.toBe(ownerKey(tricky2));
+        const t = await create({}, scopeOf(tricky1));
+        await expectError(store.get(t.taskId, scopeOf(tricky2)), "not_found_or_unauthorized");
+        const empty = owner({ principalId: "", tenantId: null });
+        await expectError(store.get(t.taskId, scopeOf(empty)), "not_found_or_unauthorized");
+      });
+    });
+
+    describe("concurrency", () => {
+      it(`of ${concurrency} racing terminal writes to one task, exactly one wins`, async () => {
+        const t = await taskIn("input_required");
+        const writes = Array.from({ length: concurrency }, (_, i) => {
+          switch (i % 3) {
+            case 0:
+              return store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: `w${i}` }] });
+            case 1:
+              return store.fail(t.taskId, ALICE_SCOPE, { code: -32000, message: `w${i}` });
+            default:
+              return store.markCancelled(t.taskId, ALICE_SCOPE, `w${i}`);
+          }
+        });
+        const settled = await Promise.allSettled(writes);
+        const won = settled.filter((r) => r.status === "fulfilled") as PromiseFulfilledResult<TaskRecord>[];
+        const lost = settled.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+        expect(won).toHaveLength(1);
+        for (const r of lost) expect(isTaskError(r.reason, "invalid_transition")).toBe(true);
+        const final = await store.get(t.taskId, ALICE_SCOPE);
+        expect(final).toEqual(won[0]!.value);
+        expect(final.version).toBe(t.version + 1);
+      });
+
+      it("racing answers to one key are accepted once", async () => {
+        const t = await taskIn("input_required");
+        const results = await Promise.all(
+          Array.from({ length: concurrency }, (_, i) =>
+            store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { n: i } }),
+          ),
+        );
+        expect(results.filter((r) => r.acceptedKeys.length === 1)).toHaveLength(1);
+        const final = await store.get(t.taskId, ALICE_SCOPE);
+        expect(final.version).toBe(t.version + 1);
+        expect(final.answeredInputKeys).toEqual(["confirm"]);
+      });
+
+      it("racing drains hand each response to exactly one taker", async () => {
+        const t = await create();
+        const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+        await store.requireInput(
+          t.taskId,
+          ALICE_SCOPE,
+          Object.fromEntries(keys.map((k) => [k, { method: "elicitation/create" }])),
+        );
+        const submits = keys.map((k) => store.submitInput(t.taskId, ALICE_SCOPE, { [k]: { k } }));
+        const takes = Array.from({ length: 20 }, () => store.takeInputResponses(t.taskId, ALICE_SCOPE));
+        await Promise.all(submits);
+        const taken = (await Promise.all(takes)).flatMap((r) => Object.keys(r.responses));
+        const rest = Object.keys((await store.takeInputResponses(t.taskId, ALICE_SCOPE)).responses);
+        expect([...taken, ...rest].sort()).toEqual([...keys].sort());
+      });
+
+      it("concurrent status messages each bump the version once", async () => {
+        const t = await create();
+        await Promise.all(
+          Array.from({ length: concurrency }, (_, i) => store.setStatusMessage(t.taskId, ALICE_SCOPE, `m${i}`)),
+        );
+        expect((await store.get(t.taskId, ALICE_SCOPE)).version).toBe(1 + concurrency);
+      });
+    });
+
+    describe("ttl and expiry", () => {
+      it("never expires a running task, however long past its ttl", async () => {
+        const t = await create({ ttlMs: 1000 });
+        clock.advance(10 * DAY);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("working");
+        await store.requireInput(t.taskId, ALICE_SCOPE, { q: { method: "elicitation/create" } });
+        clock.advance(10 * DAY);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).expiresAt).toBeNull();
+      });
+
+      it("anchor creation: a task finished after its ttl ran out is gone at once", async () => {
+        const t = await create({ ttlMs: 1000, ttlAnchor: "creation" });
+        clock.advance(400);
+        const done = await store.complete(t.taskId, ALICE_SCOPE, {});
+        expect(done.expiresAt).toBe(t.createdAt + 1000);
+        clock.advance(599);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("completed");
+        clock.advance(1);
+        await expectError(store.get(t.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+        expect(await store.cleanupExpired()).toBe(1);
+      });
+
+      it("anchor terminal: a finished task is kept for ttl after it finished", async () => {
+        const t = await create({ ttlMs: 1000, ttlAnchor: "terminal" });
+        clock.advance(5000);
+        const done = await store.fail(t.taskId, ALICE_SCOPE, { code: -1, message: "x" });
+        expect(done.expiresAt).toBe(clock.now() + 1000);
+        clock.advance(999);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).status).toBe("failed");
+        clock.advance(1);
+        expect(await store.cleanupExpired()).toBe(1);
+        await expectError(store.get(t.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+      });
+
+      it("an unlimited ttl is never swept", async () => {
+        const t = await create({ ttlMs: null });
+        await store.markCancelled(t.taskId, ALICE_SCOPE);
+        clock.advance(3650 * DAY);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).expiresAt).toBeNull();
+      });
+
+      it("expired tasks drop out of listings before any sweep", async () => {
+        const keep = await create({ ttlMs: 10_000 });
+        const gone = await create({ ttlMs: 1000 });
+        await store.complete(gone.taskId, ALICE_SCOPE, {});
+        clock.advance(1000);
+        const page = await store.list(ALICE_SCOPE, { limit: 10 });
+        expect(page.tasks.map((t) => t.taskId)).toEqual([keep.taskId]);
+      });
+
+      it("cleanupExpired honours its limit and reports counts", async () => {
+        for (let i = 0; i < 5; i++) {
+          const t = await create({ ttlMs: 100 });
+          await store.complete(t.taskId, ALICE_SCOPE, {});
+        }
+        const alive = await create({ ttlMs: 100 });
+        clock.advance(100);
+        expect(await store.cleanupExpired({ limit: 2 })).toBe(2);
+        expect(await store.cleanupExpired({ limit: 2 })).toBe(2);
+        expect(await store.cleanupExpired()).toBe(1);
+        expect(await store.cleanupExpired()).toBe(0);
+        expect((await store.get(alive.taskId, ALICE_SCOPE)).status).toBe("working");
+      });
+    });
+
+    describe("listing and pagination", () => {
+      it("pages through every task once, oldest first, and ends without a cursor", async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 23; i++) {
+          created.push((await create()).taskId);
+          clock.advance(1);
+        }
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page: Awaited<ReturnType<TaskStore["list"]>> = await store.list(ALICE_SCOPE, {
+            limit: 5,
+            ...(cursor !== undefined && { cursor }),
+          });
+          expect(page.tasks.length).toBeLessThanOrEqual(5);
+          seen.push(...page.tasks.map((t) => t.taskId));
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor !== undefined && pages < 20);
+        expect(seen).toEqual(created);
+        expect(pages).toBeLessThanOrEqual(6);
+      });
+
+      it("tasks created in the same millisecond keep their creation order", async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 10; i++) created.push((await create()).taskId);
+        const page = await store.list(ALICE_SCOPE, { limit: 100 });
+        expect(page.tasks.map((t) => t.taskId)).toEqual(created);
+      });
+
+      it("a cursor stays valid when tasks are inserted and deleted, even its own", async () => {
+        const ids0: string[] = [];
+        for (let i = 0; i < 6; i++) ids0.push((await create()).taskId);
+        const first = await store.list(ALICE_SCOPE, { limit: 3 });
+        expect(first.tasks.map((t) => t.taskId)).toEqual(ids0.slice(0, 3));
+        expect(first.nextCursor).toBeDefined();
+        await store.delete(ids0[2]!, ALICE_SCOPE); // the task the cursor points after
+        await store.delete(ids0[4]!, ALICE_SCOPE);
+        const late = (await create()).taskId;
+        const second = await store.list(ALICE_SCOPE, { limit: 10, cursor: first.nextCursor! });
+        expect(second.tasks.map((t) => t.taskId)).toEqual([ids0[3], ids0[5], late]);
+      });
+
+      it("rejects malformed cursors with invalid_cursor", async () => {
+        for (const cursor of ["", "garbage", "c1.!!", "c1.", encodeCursor("not-a-number"), "x".repeat(5000)]) {
+          await expectError(store.list(ALICE_SCOPE, { limit: 5, cursor }), "invalid_cursor");
+        }
+      });
+
+      it("clamps the page size to the store maximum", async () => {
+        const small = await open({ maxPageSize: 4 });
+        for (let i = 0; i < 6; i++) await create({}, ALICE_SCOPE, small);
+        const page = await small.list(ALICE_SCOPE, { limit: 1000 });
+        expect(page.tasks).toHaveLength(4);
+        expect(page.nextCursor).toBeDefined();
+      });
+
+      it("filters by status, and pages through the filtered set", async () => {
+        const wanted: string[] = [];
+        for (let i = 0; i < 9; i++) {
+          const t = await create();
+          if (i % 3 === 0) {
+            await store.complete(t.taskId, ALICE_SCOPE, {});
+            wanted.push(t.taskId);
+          }
+        }
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (let guard = 0; guard < 10; guard++) {
+          const page = await store.list(ALICE_SCOPE, {
+            limit: 2,
+            statuses: ["completed"],
+            ...(cursor !== undefined && { cursor }),
+          });
+          for (const t of page.tasks) expect(t.status).toBe("completed");
+          seen.push(...page.tasks.map((t) => t.taskId));
+          cursor = page.nextCursor;
+          if (cursor === undefined) break;
+        }
+        expect(seen).toEqual(wanted);
+        const two = await store.list(ALICE_SCOPE, { limit: 100, statuses: ["completed", "working"] });
+        expect(two.tasks).toHaveLength(9);
+      });
+    });
+
+    describe("bounds", () => {
+      it("refuses tasks beyond maxTasks with store_full, and accepts again after a delete", async () => {
+        const s = await open({ maxTasks: 3 });
+        const first = await create({}, ALICE_SCOPE, s);
+        await create({}, scopeOf(BOB), s);
+        await create({}, scopeOf(ANON), s);
+        await expectError(create({}, scopeOf(ALICE_OTHER_TENANT), s), "store_full");
+        await s.delete(first.taskId, ALICE_SCOPE);
+        await create({}, scopeOf(ALICE_OTHER_TENANT), s);
+      });
+
+      it("refuses tasks beyond maxTasksPerOwner for that owner only", async () => {
+        const s = await open({ maxTasksPerOwner: 2 });
+        await create({}, ALICE_SCOPE, s);
+        await create({}, ALICE_SCOPE, s);
+        await expectError(create({}, ALICE_SCOPE, s), "store_full");
+        await create({}, scopeOf(BOB), s);
+        await create({}, scopeOf(ALICE_OTHER_AUDIENCE), s);
+      });
+
+      it("expired tasks do not count against the bounds", async () => {
+        const s = await open({ maxTasks: 2, maxTasksPerOwner: 2 });
+        const a = await create({ ttlMs: 100 }, ALICE_SCOPE, s);
+        await create({}, ALICE_SCOPE, s);
+        await s.complete(a.taskId, ALICE_SCOPE, {});
+        clock.advance(100);
+        await create({}, ALICE_SCOPE, s);
+      });
+    });
+
+    describe("delete", () => {
+      it("removes a task whatever its status", async () => {
+        const t = await taskIn("input_required");
+        await store.delete(t.taskId, ALICE_SCOPE);
+        await expectError(store.get(t.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+        await expectError(store.delete(t.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+        expect((await store.list(ALICE_SCOPE, { limit: 10 })).tasks).toEqual([]);
+      });
+    });
+
+    describe("change feed", () => {
+      function collect(s: TaskStore, taskId?: string) {
+        const events: TaskChange[] = [];
+        const waiters: { n: number; resolve: () => void }[] = [];
+        const stop = s.watch((change) => {
+          events.push(change);
+          for (const w of waiters.splice(0)) {
+            if (events.length >= w.n) w.resolve();
+            else waiters.push(w);
+          }
+        }, taskId);
+        const atLeast = (n: number) =>
+          new Promise<void>((resolve, reject) => {
+            if (events.length >= n) return resolve();
+            const timer = setTimeout(
+              () => reject(new Error(`only ${events.length} of ${n} change events arrived`)),
+              watchTimeoutMs,
+            );
+            waiters.push({
+              n,
+              resolve: () => {
+                clearTimeout(timer);
+                resolve();
+              },
+            });
+          });
+        return { events, atLeast, stop };
+      }
+
+      it("reports each change of a watched task with its kind, status and version", async () => {
+        const t = await create();
+        const feed = collect(store, t.taskId);
+        await store.setStatusMessage(t.taskId, ALICE_SCOPE, "1/2");
+        await store.requireInput(t.taskId, ALICE_SCOPE, { q: { method: "elicitation/create" } });
+        await store.submitInput(t.taskId, ALICE_SCOPE, { q: { action: "accept" } });
+        await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        await store.requestCancel(t.taskId, ALICE_SCOPE);
+        await store.markCancelled(t.taskId, ALICE_SCOPE);
+        await store.delete(t.taskId, ALICE_SCOPE);
+        await feed.atLeast(7);
+        feed.stop();
+        expect(feed.events.map((e) => [e.kind, e.status, e.version])).toEqual([
+          ["status_message", "working", 2],
+          ["input_requested", "input_required", 3],
+          ["input_submitted", "working", 4],
+          ["input_taken", "working", 5],
+          ["cancel_requested", "working", 6],
+          ["status_changed", "cancelled", 7],
+          ["deleted", "cancelled", 7],
+        ]);
+        for (const e of feed.events) expect(e.taskId).toBe(t.taskId);
+      });
+
+      it("a watch on all tasks sees creations and changes of every owner", async () => {
+        const feed = collect(store);
+        const a = await create();
+        const b = await create({}, scopeOf(BOB));
+        await store.complete(b.taskId, scopeOf(BOB), {});
+        await feed.atLeast(3);
+        feed.stop();
+        expect(feed.events.map((e) => [e.taskId, e.kind])).toEqual([
+          [a.taskId, "created"],
+          [b.taskId, "created"],
+          [b.taskId, "status_changed"],
+        ]);
+      });
+
+      it("a per-task watch hears nothing about other tasks, and nothing after unsubscribe", async () => {
+        const t = await create();
+        const other = await create();
+        const feed = collect(store, t.taskId);
+        await store.setStatusMessage(other.taskId, ALICE_SCOPE, "x");
+        await store.setStatusMessage(t.taskId, ALICE_SCOPE, "y");
+        await feed.atLeast(1);
+        feed.stop();
+        await store.setStatusMessage(t.taskId, ALICE_SCOPE, "z");
+        const marker = collect(store, t.taskId);
+        await store.setStatusMessage(t.taskId, ALICE_SCOPE, "after");
+        await marker.atLeast(1);
+        marker.stop();
+        expect(feed.events.map((e) => e.version)).toEqual([2]);
+      });
+
+      it("no-op writes (repeated cancel request, ignored input) report nothing", async () => {
+        const t = await create();
+        await store.requestCancel(t.taskId, ALICE_SCOPE);
+        const feed = collect(store, t.taskId);
+        await store.requestCancel(t.taskId, ALICE_SCOPE);
+        await store.submitInput(t.taskId, ALICE_SCOPE, { nothing: {} });
+        await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        await store.setStatusMessage(t.taskId, ALICE_SCOPE, "real");
+        await feed.atLeast(1);
+        feed.stop();
+        expect(feed.events.map((e) => e.kind)).toEqual(["status_message"]);
+      });
+    });
+  });
+}

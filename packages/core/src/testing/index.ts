@@ -1,0 +1,11 @@
+/**
+ * `@mcp-tasks/core/testing`: the task store contract suite, for vitest.
+ *
+ * @packageDocumentation
+ */
+export {
+  type ContractStoreFactory,
+  type ContractStoreOptions,
+  type ContractSuiteOptions,
+  describeTaskStoreContract,
+} from "./contract.js";

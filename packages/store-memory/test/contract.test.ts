@@ -1,0 +1,14 @@
+import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
+import { MemoryTaskStore } from "../src/index.js";
+
+describeTaskStoreContract(
+  "MemoryTaskStore",
+  ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
+    new MemoryTaskStore({
+      clock,
+      maxPageSize,
+      maxTasks: maxTasks ?? 1_000_000,
+      maxTasksPerOwner: maxTasksPerOwner ?? 1_000_000,
+      sweepIntervalMs: 0,
+    }),
+);
