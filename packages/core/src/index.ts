@@ -69,14 +69,16 @@ export {
   TaskService,
   type TaskServiceOptions,
 } from "./service.js";
-export type {
-  ListQuery,
-  TaskChange,
-  TaskChangeKind,
-  TaskChangeListener,
-  TaskPage,
-  TaskStore,
-  Unsubscribe,
+export {
+  type LeasingTaskStore,
+  type ListQuery,
+  supportsLeases,
+  type TaskChange,
+  type TaskChangeKind,
+  type TaskChangeListener,
+  type TaskPage,
+  type TaskStore,
+  type Unsubscribe,
 } from "./store.js";
 export {
   type InputRequest,
@@ -85,10 +87,12 @@ export {
   type NewTask,
   TASK_STATUSES,
   type TaskEra,
+  type TaskLease,
   type TaskOutcome,
   type TaskRecord,
   type TaskRequest,
   type TaskStatus,
   type TtlAnchor,
 } from "./task.js";
+export { TASK_MODES, type TaskMode, type ToolDefinition } from "./tool.js";
 export { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";

@@ -2,7 +2,7 @@ import { isTaskError } from "./errors.js";
 import { isTerminal } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
-import type { TaskChange } from "./store.js";
+import { supportsLeases, type TaskChange } from "./store.js";
 import type { InputRequest, InputResponse, JsonRpcErrorObject, TaskRecord } from "./task.js";
 
 /** What a handler sees while it runs as a task. */
@@ -44,6 +44,12 @@ export interface TaskRunnerOptions {
   readonly settleAttempts?: number;
   /** First retry delay, doubled each attempt; default 100 ms. */
   readonly settleRetryMs?: number;
+  /**
+   * Lease settings, used when the store implements `LeasingTaskStore`: `holder` names this
+   * node (unique per process), the lease lasts `durationMs` (default 30 s) and is renewed
+   * every `renewEveryMs` (default a third of it).
+   */
+  readonly lease?: { readonly holder: string; readonly durationMs?: number; readonly renewEveryMs?: number };
 }
 
 /** The error a cancelled handler's signal carries. */
@@ -87,6 +93,8 @@ export class TaskRunner {
   readonly #onError: (error: unknown, taskId: string) => void;
   readonly #settleAttempts: number;
   readonly #settleRetryMs: number;
+  /** @internal */
+  readonly lease: { holder: string; durationMs: number; renewEveryMs: number } | undefined;
 
   constructor(options: TaskRunnerOptions) {
     this.service = options.service;
@@ -95,11 +103,20 @@ export class TaskRunner {
       ((error, taskId) => console.error(`task ${taskId}:`, error));
     this.#settleAttempts = options.settleAttempts ?? 5;
     this.#settleRetryMs = options.settleRetryMs ?? 100;
+    if (options.lease && supportsLeases(this.service.store)) {
+      const durationMs = options.lease.durationMs ?? 30_000;
+      this.lease = {
+        holder: options.lease.holder,
+        durationMs,
+        renewEveryMs: options.lease.renewEveryMs ?? Math.max(1, Math.floor(durationMs / 3)),
+      };
+    }
   }
 
   /** Creates the task durably, starts the handler in the background, returns the task. */
   async start(caller: Owner, input: StartTaskInput): Promise<TaskRecord> {
-    const record = await this.service.create(caller, input);
+    const lease = this.lease && { holder: this.lease.holder, durationMs: this.lease.durationMs };
+    const record = await this.service.create(caller, lease ? { ...input, lease } : input);
     const run = new Run(this, caller, record, input.handler);
     this.#runs.set(record.taskId, run);
     run.done = run.execute().finally(() => this.#runs.delete(record.taskId));
@@ -126,6 +143,14 @@ export class TaskRunner {
   /** Aborts every running handler's signal, e.g. on shutdown. */
   abortAll(reason?: unknown): void {
     for (const run of this.#runs.values()) run.abort(reason);
+  }
+
+  /**
+   * Gives up the leases of every running task (on shutdown), so that other nodes see them
+   * as orphaned at once instead of after the lease runs out.
+   */
+  async releaseLeases(): Promise<void> {
+    await Promise.all([...this.#runs.values()].map((run) => run.releaseLease()));
   }
 
   /** @internal Reports an error no caller can receive. */
@@ -169,6 +194,7 @@ class Run {
   readonly #waiting = new Map<string, (response: InputResponse) => void>();
   #draining = false;
   #drainAgain = false;
+  #leaseReleased = false;
 
   constructor(runner: TaskRunner, caller: Owner, task: TaskRecord, handler: TaskHandler) {
     this.#runner = runner;
@@ -187,6 +213,7 @@ class Run {
     const { service } = this.#runner;
     const { taskId } = this.#task;
     const unsubscribe = service.watch((change) => this.#onChange(change), taskId);
+    const renewal = this.#startLeaseRenewal();
     let result: Readonly<Record<string, unknown>> | undefined;
     let thrown: unknown;
     let threw = false;
@@ -197,6 +224,7 @@ class Run {
       thrown = error;
     } finally {
       unsubscribe();
+      if (renewal !== undefined) clearInterval(renewal);
     }
     const caller = this.#caller;
     if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
@@ -215,6 +243,37 @@ class Run {
         service.fail(caller, taskId, toJsonRpcError(thrown)),
       );
     }
+  }
+
+  async releaseLease(): Promise<void> {
+    const lease = this.#runner.lease;
+    const { store } = this.#runner.service;
+    if (!lease || !supportsLeases(store)) return;
+    this.#leaseReleased = true;
+    try {
+      await store.releaseLease(this.#task.taskId, this.#runner.service.scope(this.#caller), lease.holder);
+    } catch (error) {
+      this.#runner.reportError(error, this.#task.taskId);
+    }
+  }
+
+  #startLeaseRenewal(): NodeJS.Timeout | undefined {
+    const lease = this.#runner.lease;
+    const { store } = this.#runner.service;
+    if (!lease || !supportsLeases(store)) return undefined;
+    const scope = this.#runner.service.scope(this.#caller);
+    const timer = setInterval(() => {
+      if (this.#leaseReleased) return;
+      store.renewLease(this.#task.taskId, scope, lease.holder, lease.durationMs).then(
+        (held) => {
+          // The task ended elsewhere, or another node declared this worker lost.
+          if (!held && !this.#leaseReleased) this.abort();
+        },
+        (error) => this.#runner.reportError(error, this.#task.taskId),
+      );
+    }, lease.renewEveryMs);
+    timer.unref();
+    return timer;
   }
 
   #context(): TaskContext {

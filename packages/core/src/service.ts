@@ -2,12 +2,19 @@ import { taskErrors } from "./errors.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
-import type { TaskChangeListener, TaskPage, TaskStore, Unsubscribe } from "./store.js";
+import {
+  supportsLeases,
+  type TaskChangeListener,
+  type TaskPage,
+  type TaskStore,
+  type Unsubscribe,
+} from "./store.js";
 import type {
   InputRequest,
   InputResponse,
   JsonRpcErrorObject,
   TaskEra,
+  TaskLease,
   TaskRecord,
   TaskRequest,
   TaskStatus,
@@ -43,6 +50,8 @@ export interface CreateTaskInput {
   /** Requested ttl: `undefined` for the default, `null` for unlimited (subject to policy). */
   readonly ttlMs?: number | null;
   readonly statusMessage?: string | null;
+  /** The lease a worker takes with the create; see {@link NewTask.lease}. */
+  readonly lease?: TaskLease;
 }
 
 /** What a caller asks for when listing. */
@@ -101,6 +110,7 @@ export class TaskService {
         ttlAnchor: this.ttlPolicy.anchor,
         pollIntervalMs: this.pollIntervalMs,
         statusMessage: input.statusMessage ?? null,
+        ...(input.lease !== undefined && { lease: input.lease }),
       },
       scope,
     );
@@ -243,6 +253,11 @@ export class TaskService {
   /** Removes expired terminal tasks; returns how many. */
   cleanupExpired(options?: { limit?: number }): Promise<number> {
     return this.store.cleanupExpired(options);
+  }
+
+  /** Fails running tasks whose worker lost its lease; 0 for stores without leases. */
+  failOrphans(options?: { limit?: number }): Promise<number> {
+    return supportsLeases(this.store) ? this.store.failOrphans(options) : Promise.resolve(0);
   }
 
   /** The raw change feed (ids and statuses only; re-read through {@link get} for more). */

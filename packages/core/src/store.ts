@@ -148,3 +148,36 @@ export interface TaskStore {
   /** Releases timers, connections and listeners. */
   close(): Promise<void>;
 }
+
+/**
+ * A store shared by several nodes, where the node running a task holds a lease it keeps
+ * renewing. A running task whose lease ran out (its node died) is an orphan: any node
+ * fails it with a clear "worker lost" error instead of leaving it `working` forever.
+ */
+export interface LeasingTaskStore extends TaskStore {
+  /**
+   * Extends `holder`'s lease on a running task to `durationMs` from now (taking it if
+   * nobody holds it). Resolves `false` when the task has ended, vanished, or is held by
+   * another holder: the caller should stop working on it.
+   */
+  renewLease(taskId: string, scope: OwnerScope, holder: string, durationMs: number): Promise<boolean>;
+
+  /** Gives the lease up at once (e.g. on shutdown), so the task is seen as orphaned. */
+  releaseLease(taskId: string, scope: OwnerScope, holder: string): Promise<void>;
+
+  /**
+   * Fails running tasks whose lease ran out, with a JSON-RPC error saying the worker was
+   * lost; returns how many. Safe to run from several nodes at once.
+   */
+  failOrphans(options?: { limit?: number }): Promise<number>;
+}
+
+/** True when the store implements {@link LeasingTaskStore}. */
+export function supportsLeases(store: TaskStore): store is LeasingTaskStore {
+  const s = store as Partial<LeasingTaskStore>;
+  return (
+    typeof s.renewLease === "function" &&
+    typeof s.releaseLease === "function" &&
+    typeof s.failOrphans === "function"
+  );
+}

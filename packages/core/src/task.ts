@@ -95,4 +95,17 @@ export interface NewTask {
   readonly ttlAnchor: TtlAnchor;
   readonly pollIntervalMs: number | null;
   readonly statusMessage?: string | null;
+  /**
+   * The worker that runs the task and for how long its first lease lasts. Stores that
+   * implement {@link LeasingTaskStore} take the lease in the same write as the create, so
+   * a node dying right after creating a task cannot leave it running forever; other
+   * stores ignore it.
+   */
+  readonly lease?: TaskLease;
+}
+
+/** Who holds a running task's lease, and for how long from now. */
+export interface TaskLease {
+  readonly holder: string;
+  readonly durationMs: number;
 }
