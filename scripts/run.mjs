@@ -13,9 +13,15 @@ const rest = process.argv.slice(3);
 
 const pipelines = {
   // Lint and type errors fail the suite like a failing test does.
-  test: [["exec", "biome", "check", "."], ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"]],
+  test: [
+    ["exec", "biome", "check", "."],
+    ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
+  ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
-  demo: [["exec", "turbo", "run", "build", "--filter=@mcp-tasks/demo..."], ["--filter", "@mcp-tasks/demo", "start", ...rest]],
+  demo: [
+    ["exec", "turbo", "run", "build", "--filter=@mcp-tasks/demo..."],
+    ["--filter", "@mcp-tasks/demo", "start", ...rest],
+  ],
 };
 
 if (!pipelines[task]) {

@@ -56,8 +56,8 @@ export {
 } from "./owner.js";
 export {
   type StartTaskInput,
-  type TaskContext,
   TaskCancelledError,
+  type TaskContext,
   type TaskHandler,
   TaskRunner,
   type TaskRunnerOptions,

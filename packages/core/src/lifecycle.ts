@@ -294,4 +294,3 @@ export function takeTaskInputResponses(task: TaskRecord): TakeInputResult {
 export function isExpired(task: Pick<TaskRecord, "expiresAt">, now: number): boolean {
   return task.expiresAt !== null && task.expiresAt <= now;
 }
-

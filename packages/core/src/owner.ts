@@ -10,7 +10,11 @@ export interface Owner {
 }
 
 /** The caller with no identity. Tasks it creates are unowned. */
-export const ANONYMOUS: Owner = Object.freeze({ principalId: null, tenantId: null, audience: null });
+export const ANONYMOUS: Owner = Object.freeze({
+  principalId: null,
+  tenantId: null,
+  audience: null,
+});
 
 /** Builds an owner from optional parts; missing parts become `null`. */
 export function owner(parts: {
@@ -90,9 +94,7 @@ export function ownerScope(caller: Owner, policy: OwnerPolicy): OwnerScope | nul
 
 /** True when a task with owner key `taskOwnerKey` is inside the scope. */
 export function scopeAllowsKey(scope: OwnerScope, taskOwnerKey: string): boolean {
-  return (
-    taskOwnerKey === scope.ownerKey || (scope.includeUnowned && taskOwnerKey === UNOWNED_KEY)
-  );
+  return taskOwnerKey === scope.ownerKey || (scope.includeUnowned && taskOwnerKey === UNOWNED_KEY);
 }
 
 /** True when a task owned by `taskOwner` is inside the scope. */

@@ -49,7 +49,11 @@ export interface TaskRunnerOptions {
    * node (unique per process), the lease lasts `durationMs` (default 30 s) and is renewed
    * every `renewEveryMs` (default a third of it).
    */
-  readonly lease?: { readonly holder: string; readonly durationMs?: number; readonly renewEveryMs?: number };
+  readonly lease?: {
+    readonly holder: string;
+    readonly durationMs?: number;
+    readonly renewEveryMs?: number;
+  };
 }
 
 /** The error a cancelled handler's signal carries. */
@@ -98,9 +102,7 @@ export class TaskRunner {
 
   constructor(options: TaskRunnerOptions) {
     this.service = options.service;
-    this.#onError =
-      options.onError ??
-      ((error, taskId) => console.error(`task ${taskId}:`, error));
+    this.#onError = options.onError ?? ((error, taskId) => console.error(`task ${taskId}:`, error));
     this.#settleAttempts = options.settleAttempts ?? 5;
     this.#settleRetryMs = options.settleRetryMs ?? 100;
     if (options.lease && supportsLeases(this.service.store)) {
@@ -251,7 +253,11 @@ class Run {
     if (!lease || !supportsLeases(store)) return;
     this.#leaseReleased = true;
     try {
-      await store.releaseLease(this.#task.taskId, this.#runner.service.scope(this.#caller), lease.holder);
+      await store.releaseLease(
+        this.#task.taskId,
+        this.#runner.service.scope(this.#caller),
+        lease.holder,
+      );
     } catch (error) {
       this.#runner.reportError(error, this.#task.taskId);
     }
@@ -332,7 +338,12 @@ class Run {
     // A rejection before anyone awaits `all` must not surface as unhandled.
     all.catch(() => {});
     try {
-      await this.#runner.service.requireInput(this.#caller, this.#task.taskId, keyed, statusMessage);
+      await this.#runner.service.requireInput(
+        this.#caller,
+        this.#task.taskId,
+        keyed,
+        statusMessage,
+      );
     } catch (error) {
       for (const key of keyOf.values()) this.#waiting.delete(key);
       throw error;

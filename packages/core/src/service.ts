@@ -159,7 +159,11 @@ export class TaskService {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     const scope = this.scope(caller);
-    return this.#verified(scope, taskId, await this.store.fail(taskId, scope, error, statusMessage));
+    return this.#verified(
+      scope,
+      taskId,
+      await this.store.fail(taskId, scope, error, statusMessage),
+    );
   }
 
   async requireInput(

@@ -160,7 +160,12 @@ export interface LeasingTaskStore extends TaskStore {
    * nobody holds it). Resolves `false` when the task has ended, vanished, or is held by
    * another holder: the caller should stop working on it.
    */
-  renewLease(taskId: string, scope: OwnerScope, holder: string, durationMs: number): Promise<boolean>;
+  renewLease(
+    taskId: string,
+    scope: OwnerScope,
+    holder: string,
+    durationMs: number,
+  ): Promise<boolean>;
 
   /** Gives the lease up at once (e.g. on shutdown), so the task is seen as orphaned. */
   releaseLease(taskId: string, scope: OwnerScope, holder: string): Promise<void>;

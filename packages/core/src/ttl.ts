@@ -53,7 +53,8 @@ export function resolveTtl(policy: TtlPolicy, requested: number | null | undefin
   const max = policy.maxTtlMs;
   if (max === null) return requested;
   if (requested === null || requested > max) {
-    if (policy.onOutOfRange === "reject") throw taskErrors.ttlOutOfRange(requested ?? Infinity, max);
+    if (policy.onOutOfRange === "reject")
+      throw taskErrors.ttlOutOfRange(requested ?? Infinity, max);
     return max;
   }
   return requested;

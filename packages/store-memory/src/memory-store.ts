@@ -28,8 +28,8 @@ import {
   type TaskRecord,
   type TaskStatus,
   type TaskStore,
-  taskErrors,
   takeTaskInputResponses,
+  taskErrors,
   UNOWNED_KEY,
   type Unsubscribe,
 } from "@mcp-tasks/core";
@@ -136,7 +136,8 @@ export class MemoryTaskStore implements TaskStore {
     if (this.#tasks.size >= this.#maxTasks || (list?.live ?? 0) >= this.#maxTasksPerOwner) {
       this.#sweep(Number.POSITIVE_INFINITY);
       list = this.#owners.get(key);
-      if (this.#tasks.size >= this.#maxTasks) throw taskErrors.storeFull("maxTasks", this.#maxTasks);
+      if (this.#tasks.size >= this.#maxTasks)
+        throw taskErrors.storeFull("maxTasks", this.#maxTasks);
       if ((list?.live ?? 0) >= this.#maxTasksPerOwner) {
         throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
       }
@@ -360,7 +361,12 @@ export class MemoryTaskStore implements TaskStore {
     if (!this.#feed.hasListeners(record.taskId)) return;
     // Delivered after the current operation returns, in commit order, so a listener that
     // calls back into the store never interleaves with the write that woke it.
-    this.#pending.push({ taskId: record.taskId, kind, status: record.status, version: record.version });
+    this.#pending.push({
+      taskId: record.taskId,
+      kind,
+      status: record.status,
+      version: record.version,
+    });
     if (this.#pending.length === 1) queueMicrotask(() => this.#flush());
   }
 
@@ -369,4 +375,3 @@ export class MemoryTaskStore implements TaskStore {
     for (const change of batch) this.#feed.emit(change);
   }
 }
-

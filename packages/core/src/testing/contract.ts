@@ -20,7 +20,9 @@ export interface ContractStoreOptions {
 }
 
 /** Makes a fresh, empty store for one test. */
-export type ContractStoreFactory = (options: ContractStoreOptions) => TaskStore | Promise<TaskStore>;
+export type ContractStoreFactory = (
+  options: ContractStoreOptions,
+) => TaskStore | Promise<TaskStore>;
 
 /** Tuning for stores whose change feed crosses a network. */
 export interface ContractSuiteOptions {
@@ -115,7 +117,10 @@ export function describeTaskStoreContract(
     }
 
     /** Brings a new task owned by Alice into `status`. */
-    async function taskIn(status: TaskStatus, scope: OwnerScope = ALICE_SCOPE): Promise<TaskRecord> {
+    async function taskIn(
+      status: TaskStatus,
+      scope: OwnerScope = ALICE_SCOPE,
+    ): Promise<TaskRecord> {
       const t = await create({}, scope);
       switch (status) {
         case "working":
@@ -201,10 +206,13 @@ export function describeTaskStoreContract(
     describe("state machine", () => {
       type Op = "complete" | "fail" | "requireInput" | "markCancelled" | "setStatusMessage";
       const ops: Record<Op, (t: TaskRecord) => Promise<TaskRecord>> = {
-        complete: (t) => store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: "ok" }] }),
+        complete: (t) =>
+          store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: "ok" }] }),
         fail: (t) => store.fail(t.taskId, ALICE_SCOPE, { code: -32000, message: "nope" }),
         requireInput: (t) =>
-          store.requireInput(t.taskId, ALICE_SCOPE, { [`k${t.version}`]: { method: "elicitation/create" } }),
+          store.requireInput(t.taskId, ALICE_SCOPE, {
+            [`k${t.version}`]: { method: "elicitation/create" },
+          }),
         markCancelled: (t) => store.markCancelled(t.taskId, ALICE_SCOPE),
         setStatusMessage: (t) => store.setStatusMessage(t.taskId, ALICE_SCOPE, "halfway"),
       };
@@ -215,7 +223,13 @@ export function describeTaskStoreContract(
         markCancelled: "cancelled",
         setStatusMessage: "same",
       };
-      const statuses: TaskStatus[] = ["working", "input_required", "completed", "failed", "cancelled"];
+      const statuses: TaskStatus[] = [
+        "working",
+        "input_required",
+        "completed",
+        "failed",
+        "cancelled",
+      ];
 
       for (const from of statuses) {
         for (const op of Object.keys(ops) as Op[]) {
@@ -243,7 +257,9 @@ export function describeTaskStoreContract(
 
       it("input_required → working once every outstanding request is answered", async () => {
         const t = await taskIn("input_required");
-        const { task } = await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        const { task } = await store.submitInput(t.taskId, ALICE_SCOPE, {
+          confirm: { action: "accept" },
+        });
         expect(task.status).toBe("working");
       });
 
@@ -280,9 +296,9 @@ export function describeTaskStoreContract(
         const done = await store.complete(t.taskId, ALICE_SCOPE, {}, "all done");
         expect(done.statusMessage).toBe("all done");
         const c = await create();
-        expect((await store.markCancelled(c.taskId, ALICE_SCOPE, "user gave up")).statusMessage).toBe(
-          "user gave up",
-        );
+        expect(
+          (await store.markCancelled(c.taskId, ALICE_SCOPE, "user gave up")).statusMessage,
+        ).toBe("user gave up");
       });
 
       it("clears outstanding input requests when the task ends", async () => {
@@ -301,7 +317,9 @@ export function describeTaskStoreContract(
           version: t.version + 1,
           lastUpdatedAt: clock.now(),
         });
-        expect((await store.setStatusMessage(t.taskId, ALICE_SCOPE, null)).statusMessage).toBeNull();
+        expect(
+          (await store.setStatusMessage(t.taskId, ALICE_SCOPE, null)).statusMessage,
+        ).toBeNull();
       });
     });
 
@@ -371,7 +389,9 @@ export function describeTaskStoreContract(
 
       it("requireInput while input_required adds to the outstanding requests", async () => {
         const t = await taskIn("input_required");
-        const after = await store.requireInput(t.taskId, ALICE_SCOPE, { more: { method: "elicitation/create" } });
+        const after = await store.requireInput(t.taskId, ALICE_SCOPE, {
+          more: { method: "elicitation/create" },
+        });
         expect(Object.keys(after.inputRequests).sort()).toEqual(["confirm", "more"]);
       });
 
@@ -405,7 +425,10 @@ export function describeTaskStoreContract(
         expect(second.acceptedKeys).toEqual(["b"]);
         expect(second.task.status).toBe("working");
         expect(second.task.inputRequests).toEqual({});
-        expect(second.task.inputResponses).toEqual({ a: { action: "accept" }, b: { action: "decline" } });
+        expect(second.task.inputResponses).toEqual({
+          a: { action: "accept" },
+          b: { action: "decline" },
+        });
         expect([...second.task.answeredInputKeys].sort()).toEqual(["a", "b"]);
       });
 
@@ -456,7 +479,8 @@ export function describeTaskStoreContract(
         get: (s, id, sc) => s.get(id, sc),
         complete: (s, id, sc) => s.complete(id, sc, {}),
         fail: (s, id, sc) => s.fail(id, sc, { code: 1, message: "x" }),
-        requireInput: (s, id, sc) => s.requireInput(id, sc, { z: { method: "elicitation/create" } }),
+        requireInput: (s, id, sc) =>
+          s.requireInput(id, sc, { z: { method: "elicitation/create" } }),
         setStatusMessage: (s, id, sc) => s.setStatusMessage(id, sc, "x"),
         requestCancel: (s, id, sc) => s.requestCancel(id, sc),
         markCancelled: (s, id, sc) => s.markCancelled(id, sc),
@@ -470,10 +494,18 @@ export function describeTaskStoreContract(
           it(`${op} by ${who} on Alice's task: not_found_or_unauthorized, task unchanged`, async () => {
             const t = await taskIn("input_required");
             const before = await store.get(t.taskId, ALICE_SCOPE);
-            const foreign = await expectError(attempt(store, t.taskId, scopeOf(stranger)), "not_found_or_unauthorized");
-            const missing = await expectError(attempt(store, "missing-id", scopeOf(stranger)), "not_found_or_unauthorized");
+            const foreign = await expectError(
+              attempt(store, t.taskId, scopeOf(stranger)),
+              "not_found_or_unauthorized",
+            );
+            const missing = await expectError(
+              attempt(store, "missing-id", scopeOf(stranger)),
+              "not_found_or_unauthorized",
+            );
             // Missing and foreign look the same: only the echoed id differs.
-            expect(foreign.message.replace(t.taskId, "ID")).toBe(missing.message.replace("missing-id", "ID"));
+            expect(foreign.message.replace(t.taskId, "ID")).toBe(
+              missing.message.replace("missing-id", "ID"),
+            );
             expect(await store.get(t.taskId, ALICE_SCOPE)).toEqual(before);
           });
         }
@@ -498,7 +530,10 @@ export function describeTaskStoreContract(
       it("an unowned task is visible to nobody under requireOwner", async () => {
         const t = await create({}, scopeOf(ANON));
         await expectError(store.get(t.taskId, scopeOf(BOB, CLOSED)), "not_found_or_unauthorized");
-        await expectError(store.requestCancel(t.taskId, scopeOf(BOB, CLOSED)), "not_found_or_unauthorized");
+        await expectError(
+          store.requestCancel(t.taskId, scopeOf(BOB, CLOSED)),
+          "not_found_or_unauthorized",
+        );
         expect((await store.list(scopeOf(BOB, CLOSED), { limit: 10 })).tasks).toEqual([]);
       });
 
@@ -530,7 +565,9 @@ export function describeTaskStoreContract(
         const writes = Array.from({ length: concurrency }, (_, i) => {
           switch (i % 3) {
             case 0:
-              return store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: `w${i}` }] });
+              return store.complete(t.taskId, ALICE_SCOPE, {
+                content: [{ type: "text", text: `w${i}` }],
+              });
             case 1:
               return store.fail(t.taskId, ALICE_SCOPE, { code: -32000, message: `w${i}` });
             default:
@@ -538,7 +575,9 @@ export function describeTaskStoreContract(
           }
         });
         const settled = await Promise.allSettled(writes);
-        const won = settled.filter((r) => r.status === "fulfilled") as PromiseFulfilledResult<TaskRecord>[];
+        const won = settled.filter(
+          (r) => r.status === "fulfilled",
+        ) as PromiseFulfilledResult<TaskRecord>[];
         const lost = settled.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
         expect(won).toHaveLength(1);
         for (const r of lost) expect(isTaskError(r.reason, "invalid_transition")).toBe(true);
@@ -569,7 +608,9 @@ export function describeTaskStoreContract(
           Object.fromEntries(keys.map((k) => [k, { method: "elicitation/create" }])),
         );
         const submits = keys.map((k) => store.submitInput(t.taskId, ALICE_SCOPE, { [k]: { k } }));
-        const takes = Array.from({ length: 20 }, () => store.takeInputResponses(t.taskId, ALICE_SCOPE));
+        const takes = Array.from({ length: 20 }, () =>
+          store.takeInputResponses(t.taskId, ALICE_SCOPE),
+        );
         await Promise.all(submits);
         const taken = (await Promise.all(takes)).flatMap((r) => Object.keys(r.responses));
         const rest = Object.keys((await store.takeInputResponses(t.taskId, ALICE_SCOPE)).responses);
@@ -579,7 +620,9 @@ export function describeTaskStoreContract(
       it("concurrent status messages each bump the version once", async () => {
         const t = await create();
         await Promise.all(
-          Array.from({ length: concurrency }, (_, i) => store.setStatusMessage(t.taskId, ALICE_SCOPE, `m${i}`)),
+          Array.from({ length: concurrency }, (_, i) =>
+            store.setStatusMessage(t.taskId, ALICE_SCOPE, `m${i}`),
+          ),
         );
         expect((await store.get(t.taskId, ALICE_SCOPE)).version).toBe(1 + concurrency);
       });
@@ -699,7 +742,14 @@ export function describeTaskStoreContract(
       });
 
       it("rejects malformed cursors with invalid_cursor", async () => {
-        for (const cursor of ["", "garbage", "c1.!!", "c1.", encodeCursor("not-a-number"), "x".repeat(5000)]) {
+        for (const cursor of [
+          "",
+          "garbage",
+          "c1.!!",
+          "c1.",
+          encodeCursor("not-a-number"),
+          "x".repeat(5000),
+        ]) {
           await expectError(store.list(ALICE_SCOPE, { limit: 5, cursor }), "invalid_cursor");
         }
       });
@@ -735,7 +785,10 @@ export function describeTaskStoreContract(
           if (cursor === undefined) break;
         }
         expect(seen).toEqual(wanted);
-        const two = await store.list(ALICE_SCOPE, { limit: 100, statuses: ["completed", "working"] });
+        const two = await store.list(ALICE_SCOPE, {
+          limit: 100,
+          statuses: ["completed", "working"],
+        });
         expect(two.tasks).toHaveLength(9);
       });
     });
