@@ -2,12 +2,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CallToolResultSchema,
+  CreateTaskResultSchema,
   ElicitRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RELATED_TASK_META_KEY } from "../src/index.js";
 import {
+  Gate,
   memoryStore,
   type RunningServer,
   type StoreFixture,
@@ -97,5 +99,152 @@ describe("@modelcontextprotocol/sdk 1.x Client (experimental tasks, tasks/result
     if (created?.type !== "taskCreated") throw new Error("no task");
     expect(created.task.ttl).toBe(60_000);
     expect(last.result._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: created.task.taskId });
+  });
+
+  it("cancels a running task", async () => {
+    const c = await client("alice");
+    server.stack.gates.set("cancel-me", new Gate());
+    const created = await c.request(
+      {
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { gate: "cancel-me" }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    const cancelled = await c.experimental.tasks.cancelTask(created.task.taskId);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await c.experimental.tasks.getTask(created.task.taskId)).status).toBe("cancelled");
+    await expect(c.experimental.tasks.cancelTask(created.task.taskId)).rejects.toMatchObject({
+      code: -32602,
+    });
+  });
+
+  it("reports a tool error as a failed task whose result is the CallToolResult", async () => {
+    const c = await client("alice");
+    const messages = [];
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "failing_job", arguments: {} },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      messages.push(message);
+    }
+    const created = messages[0];
+    if (created?.type !== "taskCreated") throw new Error("no task");
+    expect(messages.at(-1)?.type).toBe("error");
+    const task = await c.experimental.tasks.getTask(created.task.taskId);
+    expect(task.status).toBe("failed");
+    expect(task.statusMessage).toBe("the job failed");
+    const result = await c.experimental.tasks.getTaskResult(
+      created.task.taskId,
+      CallToolResultSchema,
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([{ type: "text", text: "the job failed" }]);
+  });
+
+  it("returns the original JSON-RPC error from tasks/result", async () => {
+    const c = await client("alice");
+    const created = await c.request(
+      { method: "tools/call", params: { name: "protocol_error_job", arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const error = await c.experimental.tasks
+      .getTaskResult(created.task.taskId, CallToolResultSchema)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error).toMatchObject({ code: -32050, data: { retry: false } });
+  });
+
+  it("answers an input_required elicitation delivered on the tasks/result stream", async () => {
+    const c = await client("alice", { elicitation: true, noStandaloneStream: true });
+    const seen: unknown[] = [];
+    c.setRequestHandler(ElicitRequestSchema, async (request) => {
+      seen.push(request.params._meta?.[RELATED_TASK_META_KEY]);
+      return { action: "accept", content: { ok: true } };
+    });
+    const messages = [];
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "confirm", arguments: { question: "Ship it?" } },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      messages.push(message);
+    }
+    const created = messages[0];
+    if (created?.type !== "taskCreated") throw new Error("no task");
+    const last = messages.at(-1);
+    if (last?.type !== "result") throw new Error(`no result: ${JSON.stringify(last)}`);
+    expect(last.result.content).toEqual([
+      { type: "text", text: 'answer: {"action":"accept","content":{"ok":true}}' },
+    ]);
+    expect(seen).toEqual([{ taskId: created.task.taskId }]);
+    // The elicitation travelled on the tasks/result response stream.
+    const resultStreams = await Promise.all(
+      server.tap.exchanges
+        .filter((e) => e.method === "tasks/result")
+        .map((e) => e.responseText),
+    );
+    expect(resultStreams.some((t) => t.includes('"method":"elicitation/create"'))).toBe(true);
+  });
+
+  it("answers an input_required elicitation when the session stream is open too", async () => {
+    const c = await client("alice", { elicitation: true });
+    c.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: "accept",
+      content: { ok: false },
+    }));
+    const messages = [];
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "confirm", arguments: {} },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      messages.push(message);
+    }
+    const last = messages.at(-1);
+    if (last?.type !== "result") throw new Error(`no result: ${JSON.stringify(last)}`);
+    expect(last.result.content).toEqual([
+      { type: "text", text: 'answer: {"action":"accept","content":{"ok":false}}' },
+    ]);
+  });
+
+  it("fails a task that needs a capability the client did not declare", async () => {
+    const c = await client("alice");
+    const created = await c.request(
+      { method: "tools/call", params: { name: "confirm", arguments: {}, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const error = await c.experimental.tasks
+      .getTaskResult(created.task.taskId, CallToolResultSchema)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: -32603 });
+    const task = await c.experimental.tasks.getTask(created.task.taskId);
+    expect(task.status).toBe("failed");
+    expect(task.statusMessage).toContain("elicitation");
+  });
+
+  it("keeps a second owner from seeing, listing, reading or cancelling the task", async () => {
+    const a = await client("alice");
+    const b = await client("bob");
+    server.stack.gates.set("private", new Gate());
+    const created = await a.request(
+      { method: "tools/call", params: { name: "slow_echo", arguments: { gate: "private" }, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    await expect(b.experimental.tasks.getTask(taskId)).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      b.experimental.tasks.getTaskResult(taskId, CallToolResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
+    await expect(b.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({ code: -32602 });
+    const listed = await b.experimental.tasks.listTasks();
+    expect(listed.tasks.map((t) => t.taskId)).not.toContain(taskId);
+    const own = await a.experimental.tasks.listTasks();
+    expect(own.tasks.map((t) => t.taskId)).toContain(taskId);
+    expect((await a.experimental.tasks.getTask(taskId)).status).toBe("working");
+    server.stack.gates.get("private")?.open();
+    const result = await a.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: "text", text: "echo: " }]);
   });
 });
