@@ -20,9 +20,8 @@ export function createIdGenerator(bytesPerId = 16, poolSize = 4096): IdGenerator
       pool = randomBytes(size);
       offset = 0;
     }
+    // Each byte range is handed out once; the pool is replaced, never rewound.
     const id = pool.toString("base64url", offset, offset + bytesPerId);
-    // Wipe used bytes so the pool never holds ids already handed out.
-    pool.fill(0, offset, offset + bytesPerId);
     offset += bytesPerId;
     return id;
   };

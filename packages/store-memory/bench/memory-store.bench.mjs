@@ -1,0 +1,272 @@
+// Memory-store benchmark: the same workload, in one process, on
+//   - @mcp-tasks/store-memory (what we ship),
+//   - InMemoryTaskStore from @modelcontextprotocol/sdk 1.x (the reference implementation),
+//   - a plain Map behind the same async interface (the ceiling for any in-memory store).
+// Run with `node --expose-gc` (the package's `bench` script does). Every loop is bounded.
+import { createIdGenerator, ownerScope, owner as makeOwner } from "@mcp-tasks/core";
+import { MemoryTaskStore } from "@mcp-tasks/store-memory";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+
+if (typeof globalThis.gc !== "function") {
+  console.error("run with node --expose-gc");
+  process.exit(2);
+}
+
+const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const OWNERS = 100;
+const RANDOM_OPS = 200_000;
+const PAGE_CALLS = { 10000: 2000, 100000: 200 };
+const TTL_MS = 60 * 60 * 1000;
+const REQUEST = Object.freeze({ toolName: "echo", arguments: Object.freeze({ text: "hello" }) });
+const SDK_REQUEST = Object.freeze({
+  method: "tools/call",
+  params: { name: "echo", arguments: { text: "hello" } },
+});
+const RESULT = Object.freeze({ content: [{ type: "text", text: "done" }] });
+
+const owners = Array.from({ length: OWNERS }, (_, i) =>
+  makeOwner({ principalId: `user-${i}`, tenantId: "acme" }),
+);
+const scopes = owners.map((o) => ownerScope(o, { requireOwner: false }));
+const sessions = owners.map((_, i) => `session-${i}`);
+
+/** The ceiling: a Map behind async functions, with the owner check any store needs. */
+class AsyncMapStore {
+  tasks = new Map();
+  async create(taskId, ownerIndex) {
+    const now = Date.now();
+    const task = {
+      taskId,
+      status: "working",
+      statusMessage: null,
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: TTL_MS,
+      owner: ownerIndex,
+      result: null,
+    };
+    this.tasks.set(taskId, task);
+    return task;
+  }
+  async get(taskId, ownerIndex) {
+    const t = this.tasks.get(taskId);
+    if (t === undefined || t.owner !== ownerIndex) throw new Error("not found");
+    return t;
+  }
+  async setStatusMessage(taskId, ownerIndex, message) {
+    const t = await this.get(taskId, ownerIndex);
+    t.statusMessage = message;
+    t.lastUpdatedAt = Date.now();
+    return t;
+  }
+  async complete(taskId, ownerIndex, result) {
+    const t = await this.get(taskId, ownerIndex);
+    t.status = "completed";
+    t.result = result;
+    t.lastUpdatedAt = Date.now();
+    return t;
+  }
+  async firstPage(ownerIndex, limit) {
+    // A plain Map has no owner index: scan in insertion order until the page is full.
+    const out = [];
+    for (const t of this.tasks.values()) {
+      if (t.owner === ownerIndex) {
+        out.push(t);
+        if (out.length === limit) break;
+      }
+    }
+    return out;
+  }
+}
+
+const adapters = {
+  "mcp-tasks": () => {
+    const store = new MemoryTaskStore({
+      maxTasks: 10_000_000,
+      maxTasksPerOwner: 10_000_000,
+      sweepIntervalMs: 60_000,
+    });
+    const ids = createIdGenerator();
+    return {
+      store,
+      create: (i) =>
+        store
+          .create(
+            {
+              taskId: ids(),
+              era: "2026-07-28",
+              request: REQUEST,
+              ttlMs: TTL_MS,
+              ttlAnchor: "creation",
+              pollIntervalMs: 1000,
+            },
+            scopes[i % OWNERS],
+          )
+          .then((t) => t.taskId),
+      get: (id, i) => store.get(id, scopes[i % OWNERS]),
+      update: (id, i) => store.setStatusMessage(id, scopes[i % OWNERS], "halfway"),
+      complete: (id, i) => store.complete(id, scopes[i % OWNERS], RESULT),
+      page: (o) => store.list(scopes[o], { limit: 10 }),
+      close: () => store.close(),
+    };
+  },
+  "sdk InMemoryTaskStore": () => {
+    const store = new InMemoryTaskStore();
+    return {
+      store,
+      create: (i) =>
+        store
+          .createTask({ ttl: TTL_MS, pollInterval: 1000 }, i, SDK_REQUEST, sessions[i % OWNERS])
+          .then((t) => t.taskId),
+      get: (id, i) => store.getTask(id, sessions[i % OWNERS]),
+      update: (id, i) => store.updateTaskStatus(id, "working", "halfway", sessions[i % OWNERS]),
+      complete: (id, i) => store.storeTaskResult(id, "completed", RESULT, sessions[i % OWNERS]),
+      page: (o) => store.listTasks(undefined, sessions[o]),
+      close: () => store.cleanup(),
+    };
+  },
+  "async Map (ceiling)": () => {
+    const store = new AsyncMapStore();
+    const ids = createIdGenerator();
+    return {
+      store,
+      create: (i) => {
+        const id = ids();
+        return store.create(id, i % OWNERS).then(() => id);
+      },
+      get: (id, i) => store.get(id, i % OWNERS),
+      update: (id, i) => store.setStatusMessage(id, i % OWNERS, "halfway"),
+      complete: (id, i) => store.complete(id, i % OWNERS, RESULT),
+      page: (o) => store.firstPage(o, 10),
+      close: () => {},
+    };
+  },
+};
+
+function gc() {
+  globalThis.gc();
+  globalThis.gc();
+}
+
+function lcg(n, count) {
+  const out = new Uint32Array(count);
+  let x = 12345;
+  for (let k = 0; k < count; k++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[k] = x % n;
+  }
+  return out;
+}
+
+async function timed(count, fn) {
+  const start = process.hrtime.bigint();
+  for (let k = 0; k < count; k++) await fn(k);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  return { opsPerSec: count / seconds, msPerOp: (seconds * 1000) / count };
+}
+
+function timers() {
+  return process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+}
+
+async function runOnce(name, n) {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const timersBefore = timers();
+  const a = adapters[name]();
+  const ids = new Array(n);
+  const create = await timed(n, async (k) => {
+    ids[k] = await a.create(k);
+  });
+  gc();
+  const bytesPerTask = (process.memoryUsage().heapUsed - before - n * 8) / n;
+  const liveTimers = timers() - timersBefore;
+  const picks = lcg(n, RANDOM_OPS);
+  const get = await timed(RANDOM_OPS, (k) => a.get(ids[picks[k]], picks[k]));
+  const update = await timed(RANDOM_OPS, (k) => a.update(ids[picks[k]], picks[k]));
+  const half = Math.floor(n / 2);
+  const complete = await timed(half, (k) => a.complete(ids[k], k));
+  const pageCalls = PAGE_CALLS[n] ?? 100;
+  const page = await timed(pageCalls, (k) => a.page(k % OWNERS));
+  await a.close();
+  return { create, get, update, complete, page, bytesPerTask, liveTimers };
+}
+
+function median(values) {
+  const s = [...values].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)];
+}
+
+const fmtOps = (v) =>
+  v >= 1e6 ? `${(v / 1e6).toFixed(2)}M/s` : v >= 1e3 ? `${(v / 1e3).toFixed(0)}k/s` : `${v.toFixed(0)}/s`;
+const fmtMs = (v) => (v >= 1 ? `${v.toFixed(2)} ms` : `${(v * 1000).toFixed(2)} µs`);
+const ratio = (x) => (x >= 100 ? `${x.toFixed(0)}x` : `${x.toFixed(2)}x`);
+
+// Warm every implementation's code paths before measuring anything.
+for (const name of Object.keys(adapters)) await runOnce(name, 5000);
+
+const results = {};
+for (const n of SIZES) {
+  const runs = Object.fromEntries(Object.keys(adapters).map((name) => [name, []]));
+  // Interleave implementations so drift on a shared machine hits them alike.
+  for (let r = 0; r < REPEATS; r++) {
+    for (const name of Object.keys(adapters)) runs[name].push(await runOnce(name, n));
+  }
+  const med = {};
+  for (const [name, list] of Object.entries(runs)) {
+    med[name] = {};
+    for (const key of ["create", "get", "update", "complete", "page"]) {
+      med[name][key] = {
+        opsPerSec: median(list.map((x) => x[key].opsPerSec)),
+        msPerOp: median(list.map((x) => x[key].msPerOp)),
+      };
+    }
+    med[name].bytesPerTask = median(list.map((x) => x.bytesPerTask));
+    med[name].liveTimers = Math.max(...list.map((x) => x.liveTimers));
+  }
+  results[n] = med;
+
+  const ours = med["mcp-tasks"];
+  const sdk = med["sdk InMemoryTaskStore"];
+  const map = med["async Map (ceiling)"];
+  console.log(`\n## ${n.toLocaleString("en-US")} live tasks (median of ${REPEATS})\n`);
+  console.log("| operation | mcp-tasks | SDK InMemoryTaskStore | async Map ceiling | mcp-tasks / Map | mcp-tasks / SDK |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  const rows = [
+    ["create", "create"],
+    ["get", "get"],
+    ["status update (non-terminal)", "update"],
+    ["complete (once per task)", "complete"],
+  ];
+  for (const [label, key] of rows) {
+    console.log(
+      `| ${label} | ${fmtOps(ours[key].opsPerSec)} | ${fmtOps(sdk[key].opsPerSec)} | ${fmtOps(map[key].opsPerSec)} | ${ratio(ours[key].opsPerSec / map[key].opsPerSec)} | ${ratio(ours[key].opsPerSec / sdk[key].opsPerSec)} |`,
+    );
+  }
+  console.log(
+    `| one owner's first page (10) | ${fmtMs(ours.page.msPerOp)} | ${fmtMs(sdk.page.msPerOp)} | ${fmtMs(map.page.msPerOp)} | ${ratio(ours.page.opsPerSec / map.page.opsPerSec)} | ${ratio(ours.page.opsPerSec / sdk.page.opsPerSec)} |`,
+  );
+  console.log(
+    `| heap bytes per task | ${ours.bytesPerTask.toFixed(0)} B | ${sdk.bytesPerTask.toFixed(0)} B | ${map.bytesPerTask.toFixed(0)} B | | |`,
+  );
+  console.log(`| live timers after create | ${ours.liveTimers} | ${sdk.liveTimers} | ${map.liveTimers} | | |`);
+}
+
+// Targets from the issue, checked at the largest size measured.
+const n = Math.max(...SIZES);
+const ours = results[n]["mcp-tasks"];
+const sdk = results[n]["sdk InMemoryTaskStore"];
+const map = results[n]["async Map (ceiling)"];
+const checks = [
+  ...["create", "get", "update", "complete", "page"].map((key) => [
+    `${key} ≥ 0.5x the async Map ceiling`,
+    ours[key].opsPerSec / map[key].opsPerSec >= 0.5,
+  ]),
+  ["create ≥ 2x the SDK store", ours.create.opsPerSec / sdk.create.opsPerSec >= 2],
+  ["owner's page ≥ 1000x the SDK store", ours.page.opsPerSec / sdk.page.opsPerSec >= 1000],
+  ["no per-task timers", ours.liveTimers <= 1],
+  ["bytes per task ≤ the SDK's", ours.bytesPerTask <= sdk.bytesPerTask],
+];
+console.log(`\n## Targets at ${n.toLocaleString("en-US")} live tasks\n`);
+for (const [label, ok] of checks) console.log(`- ${ok ? "met" : "MISSED"}: ${label}`);
