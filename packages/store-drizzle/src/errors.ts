@@ -1,0 +1,59 @@
+import { isTaskError, type TaskError, taskErrors } from "@mcp-tasks/core";
+
+/** Node and postgres.js error codes that mean "the database cannot be reached". */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+]);
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/** True for errors that say the database is unreachable, shutting down or overloaded. */
+export function isConnectionError(error: unknown): boolean {
+  const code = codeOf(error);
+  if (CONNECTION_CODES.has(code)) return true;
+  // SQLSTATE 08: connection exception; 57P01-57P05: admin shutdown, crash shutdown, cannot
+  // connect now, database dropped, idle session timeout; 57014: statement timeout;
+  // 53300: too many connections.
+  if (/^08...$/.test(code) || /^57P0.$/.test(code) || code === "57014" || code === "53300") {
+    return true;
+  }
+  const message = error instanceof Error ? error.message : "";
+  return /PGlite is closed|closed database|Connection terminated/i.test(message);
+}
+
+/**
+ * Turns what a driver threw into the closed error vocabulary. Connectivity problems become
+ * `store_unavailable` with a message naming the cause; data the database refused (class 22,
+ * e.g. a NUL character in a string) is the caller's `invalid_task`. Anything else is a bug
+ * and is rethrown as it is.
+ */
+export function mapDriverError(error: unknown, operation: string): Error {
+  if (isTaskError(error)) return error as TaskError;
+  const code = codeOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (isConnectionError(error)) {
+    return taskErrors.storeUnavailable(
+      `${operation} could not reach PostgreSQL (${code || "connection error"}: ${message})`,
+      error,
+    );
+  }
+  // Class 22 (data exception) and 23514 (a check constraint, e.g. an unknown era).
+  if (code.startsWith("22") || code === "23514") {
+    return taskErrors.invalidTask(`the database refused a value (${message})`);
+  }
+  return error instanceof Error ? error : new Error(message);
+}

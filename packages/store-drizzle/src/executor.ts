@@ -1,0 +1,57 @@
+import type { PGlite } from "@electric-sql/pglite";
+import type { Sql } from "postgres";
+
+/** A row as the drivers return it: column name → parsed value. */
+export type Row = Record<string, unknown>;
+
+/** Runs one parameterised statement; the only thing the store's hot path needs. */
+export type Query = (text: string, params: readonly unknown[]) => Promise<Row[]>;
+
+/**
+ * The few things the store needs from a driver, so that one store class serves both
+ * postgres.js and PGlite. Statements are sent as prepared statements where the driver
+ * supports it (postgres.js caches them per connection).
+ */
+export interface Executor {
+  readonly kind: "postgres" | "pglite";
+  readonly query: Query;
+  /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
+  transaction<T>(
+    fn: (exec: (text: string) => Promise<void>, query: Query) => Promise<T>,
+  ): Promise<T>;
+}
+
+/** An executor over a postgres.js client (a pool). */
+export function postgresExecutor(sql: Sql): Executor {
+  return {
+    kind: "postgres",
+    query: (text, params) =>
+      sql.unsafe(text, params as never[], { prepare: true }) as unknown as Promise<Row[]>,
+    transaction: (fn) =>
+      sql.begin((tx) =>
+        fn(
+          async (text) => {
+            await tx.unsafe(text);
+          },
+          (text, params) => tx.unsafe(text, params as never[]) as unknown as Promise<Row[]>,
+        ),
+      ) as never,
+  };
+}
+
+/** An executor over a PGlite instance (one in-process connection, so calls queue). */
+export function pgliteExecutor(db: PGlite): Executor {
+  return {
+    kind: "pglite",
+    query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn(
+          async (text) => {
+            await tx.exec(text);
+          },
+          async (text, params) => (await tx.query<Row>(text, params as unknown[])).rows,
+        ),
+      ),
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * `@mcp-tasks/store-drizzle`: a durable task store for `@mcp-tasks/core` on PostgreSQL
+ * (postgres.js) or embedded PGlite, with a Drizzle schema and drizzle-kit migrations.
+ *
+ * @packageDocumentation
+ */
+export { isConnectionError, mapDriverError } from "./errors.js";
+export { type JanitorOptions, type JanitorSweep, startJanitor } from "./janitor.js";
+export {
+  MIGRATIONS_FOLDER,
+  type MigrateOptions,
+  type MigrateResult,
+  type MigrationTarget,
+  migrate,
+} from "./migrate.js";
+export { channelName, DEFAULT_SCHEMA } from "./names.js";
+export { createPGliteTaskStore, type PGliteTaskStoreOptions } from "./pglite.js";
+export { createPostgresTaskStore, type PostgresTaskStoreOptions } from "./postgres.js";
+export { TASKS_TABLE, type TaskRow, tasks } from "./schema.js";
+export type { NotifyMode } from "./store.js";
+export {
+  DrizzleTaskStore,
+  type DrizzleTaskStoreOptions,
+  MAX_TTL_MS,
+  WORKER_LOST_ERROR,
+} from "./store.js";

@@ -1,0 +1,58 @@
+import { supportsLeases, type TaskStore } from "@mcp-tasks/core";
+
+/** What one janitor pass did. */
+export interface JanitorSweep {
+  /** Expired tasks deleted. */
+  readonly removed: number;
+  /** Orphaned running tasks failed (0 for stores without leases). */
+  readonly orphaned: number;
+  /** Set when the pass failed (e.g. the database was unreachable); the next pass retries. */
+  readonly error?: unknown;
+}
+
+/** Settings of {@link startJanitor}. */
+export interface JanitorOptions {
+  /** Time between passes; default 60 000 ms. */
+  readonly intervalMs?: number;
+  /** Most tasks deleted (and most orphans failed) per pass; default 1 000. */
+  readonly batch?: number;
+  /** Also fail orphaned tasks (leasing stores only); default true. */
+  readonly failOrphans?: boolean;
+  /** Called after each pass. */
+  readonly onSweep?: (sweep: JanitorSweep) => void;
+}
+
+/**
+ * Runs `cleanupExpired` (and `failOrphans`) every `intervalMs` in bounded batches. Several
+ * nodes may run one each: the statements take disjoint rows (SKIP LOCKED). The timer never
+ * keeps the process alive, and a pass never overlaps the previous one. Returns a stop
+ * function that resolves once a pass in progress has finished.
+ */
+export function startJanitor(store: TaskStore, options: JanitorOptions = {}): () => Promise<void> {
+  const batch = options.batch ?? 1_000;
+  const withOrphans = (options.failOrphans ?? true) && supportsLeases(store);
+  let running: Promise<void> | null = null;
+  const pass = async () => {
+    let removed = 0;
+    let orphaned = 0;
+    try {
+      removed = await store.cleanupExpired({ limit: batch });
+      if (withOrphans && supportsLeases(store))
+        orphaned = await store.failOrphans({ limit: batch });
+      options.onSweep?.({ removed, orphaned });
+    } catch (error) {
+      options.onSweep?.({ removed, orphaned, error });
+    }
+  };
+  const timer = setInterval(() => {
+    if (running !== null) return;
+    running = pass().finally(() => {
+      running = null;
+    });
+  }, options.intervalMs ?? 60_000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    if (running !== null) await running;
+  };
+}

@@ -1,0 +1,56 @@
+import type {
+  InputRequest,
+  InputResponse,
+  JsonRpcErrorObject,
+  TaskEra,
+  TaskOutcome,
+  TaskRecord,
+  TaskStatus,
+  TtlAnchor,
+} from "@mcp-tasks/core";
+import type { Row } from "./executor.js";
+
+const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
+
+function num(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === "number" ? value : Number(value);
+}
+
+function json<T>(value: unknown, fallback: T): T {
+  if (value === null || value === undefined) return fallback;
+  // Both drivers parse jsonb already; a string means a driver configured not to.
+  return (typeof value === "string" ? JSON.parse(value) : value) as T;
+}
+
+/** A row selected with the statements' column list → the era-neutral record. */
+export function toRecord(row: Row): TaskRecord {
+  const result = json<Record<string, unknown> | null>(row.result, null);
+  const error = json<JsonRpcErrorObject | null>(row.error, null);
+  const outcome: TaskOutcome | null =
+    result !== null ? { kind: "result", result } : error !== null ? { kind: "error", error } : null;
+  return {
+    taskId: row.id as string,
+    status: row.status as TaskStatus,
+    statusMessage: (row.status_message as string | null) ?? null,
+    createdAt: num(row.created_at)!,
+    lastUpdatedAt: num(row.updated_at)!,
+    ttlMs: num(row.ttl_ms),
+    ttlAnchor: row.ttl_anchor as TtlAnchor,
+    expiresAt: num(row.expires_at),
+    pollIntervalMs: num(row.poll_interval_ms),
+    owner: {
+      principalId: (row.owner_principal as string | null) ?? null,
+      tenantId: (row.owner_tenant as string | null) ?? null,
+      audience: (row.owner_audience as string | null) ?? null,
+    },
+    era: row.era as TaskEra,
+    request: json(row.request, { toolName: "", arguments: {} }),
+    outcome,
+    inputRequests: json<Record<string, InputRequest>>(row.input_requests, EMPTY),
+    inputResponses: json<Record<string, InputResponse>>(row.input_responses, EMPTY),
+    answeredInputKeys: json<string[]>(row.answered_input_keys, []),
+    cancelRequestedAt: num(row.cancel_requested_at),
+    version: num(row.version)!,
+  };
+}

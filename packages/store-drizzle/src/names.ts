@@ -1,0 +1,27 @@
+import { TASKS_TABLE } from "./schema.js";
+
+/** The schema used when none is given. */
+export const DEFAULT_SCHEMA = "public";
+
+/**
+ * Checks a schema name. Only plain lower-case identifiers are accepted, because the name is
+ * spliced into statements, the LISTEN channel and the advisory-lock key.
+ */
+export function checkSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
+    throw new RangeError(
+      `schema must be a lower-case SQL identifier of at most 41 characters, got '${schema}'`,
+    );
+  }
+  return schema;
+}
+
+/** `"schema"."mcp_tasks"`. */
+export function qualifiedTable(schema: string): string {
+  return `"${checkSchemaName(schema)}"."${TASKS_TABLE}"`;
+}
+
+/** The LISTEN/NOTIFY channel: one per schema, so that stores in other schemas hear nothing. */
+export function channelName(schema: string): string {
+  return `mcp_tasks_${checkSchemaName(schema)}`;
+}

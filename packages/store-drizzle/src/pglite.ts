@@ -1,0 +1,54 @@
+import { PGlite } from "@electric-sql/pglite";
+import { pgliteExecutor } from "./executor.js";
+import { BatchedNotifier, pgliteSubscribe } from "./feed.js";
+import { migrate } from "./migrate.js";
+import { DrizzleTaskStore, type DrizzleTaskStoreOptions } from "./store.js";
+
+/** Settings of {@link createPGliteTaskStore}. */
+export interface PGliteTaskStoreOptions extends DrizzleTaskStoreOptions {
+  /**
+   * A directory for a file-backed database (created when missing). Without it, and without
+   * `client`, the database lives in memory. The store closes a database it opened.
+   */
+  readonly dataDir?: string;
+  /** A PGlite instance you own instead of `dataDir`; `close` leaves it open. */
+  readonly client?: PGlite;
+  /** Run {@link migrate} (with the same schema) before opening; default false. */
+  readonly migrate?: boolean;
+}
+
+/**
+ * Opens a task store on an embedded PGlite database: the same schema, statements and
+ * semantics as on a PostgreSQL server, in one process. Changes are announced with NOTIFY in
+ * the writing statement, so every store sharing the PGlite instance sees them.
+ */
+export async function createPGliteTaskStore(
+  options: PGliteTaskStoreOptions = {},
+): Promise<DrizzleTaskStore> {
+  const owned = options.client === undefined;
+  const db = options.client ?? new PGlite(options.dataDir);
+  const release = async () => {
+    if (owned && !db.closed) await db.close();
+  };
+  try {
+    await db.waitReady;
+    if (options.migrate) {
+      await migrate(db, options.schema === undefined ? {} : { schema: options.schema });
+    }
+  } catch (error) {
+    await release().catch(() => {});
+    throw error;
+  }
+  const store = new DrizzleTaskStore(
+    {
+      executor: pgliteExecutor(db),
+      subscribe: pgliteSubscribe(db),
+      sendNotifications: null,
+      createNotifier: (send) => new BatchedNotifier(send),
+      release,
+    },
+    options,
+    "in-transaction",
+  );
+  return store.start();
+}

@@ -1,0 +1,88 @@
+import postgres, { type Sql } from "postgres";
+import { postgresExecutor } from "./executor.js";
+import { BatchedNotifier, postgresSubscribe } from "./feed.js";
+import { migrate } from "./migrate.js";
+import { DrizzleTaskStore, type DrizzleTaskStoreOptions } from "./store.js";
+
+/** Settings of {@link createPostgresTaskStore}: a URL (the store owns its pool) or a client. */
+export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
+  /** `postgres://user@host:5432/db`. The store opens, and on `close` ends, its own pool. */
+  readonly url?: string;
+  /** A postgres.js client you own instead of `url`; `close` leaves it open. */
+  readonly sql?: Sql;
+  /**
+   * Pooled connections when the store opens its own pool; default 16. Give it at least as
+   * many as the operations you keep in flight: writes pipelined on one connection commit
+   * one by one, so they cannot share a WAL flush.
+   */
+  readonly poolSize?: number;
+  /** Give up connecting after this many seconds; default 5. */
+  readonly connectTimeoutSeconds?: number;
+  /** Run {@link migrate} (with the same schema) before opening; default false. */
+  readonly migrate?: boolean;
+}
+
+const NOTIFY_BATCH =
+  "SELECT pg_notify($1::text, p) FROM jsonb_array_elements_text($2::text::jsonb) AS p";
+
+/**
+ * Opens a task store on a PostgreSQL server through postgres.js. Resolves once the store
+ * listens for other nodes' changes. Run {@link migrate} once at start-up first (or pass
+ * `migrate: true`).
+ */
+export async function createPostgresTaskStore(
+  options: PostgresTaskStoreOptions,
+): Promise<DrizzleTaskStore> {
+  const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  const connectTimeout = options.connectTimeoutSeconds ?? 5;
+  let sql: Sql;
+  let notifySql: Sql;
+  let owned: Sql[];
+  if (options.sql !== undefined) {
+    sql = options.sql;
+    notifySql = sql;
+    owned = [];
+  } else {
+    if (options.url === undefined) throw new TypeError("createPostgresTaskStore needs url or sql");
+    sql = postgres(options.url, {
+      max: options.poolSize ?? 16,
+      prepare: true,
+      connect_timeout: connectTimeout,
+      onnotice: () => {},
+      connection: { application_name: "mcp-tasks", statement_timeout: timeoutMs },
+    });
+    // Notifications carry nothing durable, so their commits need not wait for the disk.
+    notifySql = postgres(options.url, {
+      max: 1,
+      prepare: true,
+      connect_timeout: connectTimeout,
+      onnotice: () => {},
+      connection: { application_name: "mcp-tasks-notify", synchronous_commit: "off" },
+    });
+    owned = [sql, notifySql];
+  }
+  const release = async () => {
+    await Promise.all(owned.map((s) => s.end({ timeout: 2 })));
+  };
+  if (options.migrate) {
+    try {
+      await migrate(sql, options.schema === undefined ? {} : { schema: options.schema });
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+  const store = new DrizzleTaskStore(
+    {
+      executor: postgresExecutor(sql),
+      subscribe: postgresSubscribe(sql),
+      sendNotifications: (channel, payloads) =>
+        notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
+      createNotifier: (send) => new BatchedNotifier(send),
+      release,
+    },
+    options,
+    "after-commit",
+  );
+  return store.start();
+}

@@ -1,0 +1,77 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+/** The table name. The schema is chosen at run time (see `migrate` and the store options). */
+export const TASKS_TABLE = "mcp_tasks";
+
+const ms3 = { withTimezone: true, precision: 3 } as const;
+
+/**
+ * The task table. Everything a statement filters or sorts on is a real column; payloads are
+ * jsonb. Timestamps are `timestamptz(3)` because task timestamps are milliseconds.
+ *
+ * The owner is stored twice on purpose: the three parts (nullable, returned as they are, so
+ * the owner round-trips exactly) and `owner_key`, core's canonical `ownerKey(owner)` (the
+ * empty string for unowned tasks), which every scope predicate and the listing index use.
+ */
+export const tasks = pgTable(
+  TASKS_TABLE,
+  {
+    /** Creation order: the keyset that `list` pages by. */
+    seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity().notNull(),
+    id: text("id").primaryKey(),
+    ownerKey: text("owner_key").notNull(),
+    ownerPrincipal: text("owner_principal"),
+    ownerTenant: text("owner_tenant"),
+    ownerAudience: text("owner_audience"),
+    era: text("era").notNull(),
+    status: text("status").notNull(),
+    statusMessage: text("status_message"),
+    request: jsonb("request").notNull(),
+    result: jsonb("result"),
+    error: jsonb("error"),
+    inputRequests: jsonb("input_requests").notNull().default(sql`'{}'::jsonb`),
+    inputResponses: jsonb("input_responses").notNull().default(sql`'{}'::jsonb`),
+    answeredInputKeys: jsonb("answered_input_keys").notNull().default(sql`'[]'::jsonb`),
+    ttlMs: bigint("ttl_ms", { mode: "number" }),
+    ttlAnchor: text("ttl_anchor").notNull(),
+    pollIntervalMs: bigint("poll_interval_ms", { mode: "number" }),
+    createdAt: timestamp("created_at", ms3).notNull(),
+    updatedAt: timestamp("updated_at", ms3).notNull(),
+    /** Set when a task with a ttl ends; running tasks never expire. */
+    expiresAt: timestamp("expires_at", ms3),
+    cancelRequestedAt: timestamp("cancel_requested_at", ms3),
+    version: integer("version").notNull().default(1),
+    /** The worker node holding the running task, and until when (see `renewLease`). */
+    leaseHolder: text("lease_holder"),
+    leaseExpiresAt: timestamp("lease_expires_at", ms3),
+  },
+  (t) => [
+    // Owner-scoped listing in creation order: WHERE owner_key = $1 AND seq > $2 ORDER BY seq.
+    index("mcp_tasks_owner_seq_idx").on(t.ownerKey, t.seq),
+    // The expiry sweep and the expired-row filter: only finished tasks with a ttl have one.
+    index("mcp_tasks_expires_idx").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+    // Orphan detection: running tasks whose lease ran out.
+    index("mcp_tasks_lease_idx")
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.leaseExpiresAt} IS NOT NULL AND ${t.status} IN ('working', 'input_required')`),
+    check(
+      "mcp_tasks_status_check",
+      sql`${t.status} IN ('working', 'input_required', 'completed', 'failed', 'cancelled')`,
+    ),
+    check("mcp_tasks_era_check", sql`${t.era} IN ('2025-11-25', '2026-07-28')`),
+    check("mcp_tasks_ttl_anchor_check", sql`${t.ttlAnchor} IN ('creation', 'terminal')`),
+  ],
+);
+
+/** A row as Drizzle types it, for apps that query the table with Drizzle themselves. */
+export type TaskRow = typeof tasks.$inferSelect;

@@ -1,0 +1,591 @@
+import {
+  ACTIVE_STATUSES,
+  assertFreshInputKeys,
+  assertIntentAllowed,
+  ChangeFeed,
+  type Clock,
+  decodeSequenceCursor,
+  encodeCursor,
+  type InputRequest,
+  type InputResponse,
+  type Intent,
+  type JsonRpcErrorObject,
+  type LeasingTaskStore,
+  type ListQuery,
+  type NewTask,
+  type OwnerScope,
+  type SubmitInputResult,
+  type TakeInputResult,
+  type TaskChange,
+  type TaskChangeKind,
+  type TaskChangeListener,
+  type TaskPage,
+  type TaskRecord,
+  type TaskStatus,
+  taskErrors,
+  UNOWNED_KEY,
+  type Unsubscribe,
+  validateNewTask,
+} from "@mcp-tasks/core";
+import { mapDriverError } from "./errors.js";
+import type { Executor, Row } from "./executor.js";
+import { type BatchedNotifier, decodeChange, encodeChange, type Subscribe } from "./feed.js";
+import { toRecord } from "./mapping.js";
+import { channelName, checkSchemaName, DEFAULT_SCHEMA, qualifiedTable } from "./names.js";
+import { Statements } from "./statements.js";
+
+/** How a store announces changes to other nodes; see the README. */
+export type NotifyMode = "after-commit" | "in-transaction";
+
+/** Settings shared by the PostgreSQL and the PGlite store. */
+export interface DrizzleTaskStoreOptions {
+  /** The schema holding the task table (run `migrate` with the same one); default `public`. */
+  readonly schema?: string;
+  /**
+   * Time source for timestamps, expiry and leases. When absent (the normal case) the
+   * database clock is used, so clock skew between nodes cannot expire a task early.
+   */
+  readonly clock?: Clock;
+  /** Largest page `list` returns; default 100. */
+  readonly maxPageSize?: number;
+  /**
+   * Most live tasks in the table; default unlimited. Checked inside the insert statement:
+   * concurrent creates may overshoot by up to the number in flight (see the README).
+   */
+  readonly maxTasks?: number | null;
+  /** Most live tasks per owner; default unlimited. The same caveat as `maxTasks`. */
+  readonly maxTasksPerOwner?: number | null;
+  /**
+   * `after-commit` (PostgreSQL default): NOTIFY in a batch right after the write commits.
+   * `in-transaction` (PGlite default): NOTIFY inside each write statement, atomically with
+   * it, at the cost of serialising commits on PostgreSQL.
+   */
+  readonly notify?: NotifyMode;
+  /** A call with no answer after this long fails with `store_unavailable`; default 10 000. */
+  readonly operationTimeoutMs?: number;
+}
+
+/** What a driver-specific factory hands the store. */
+export interface StoreBackend {
+  readonly executor: Executor;
+  readonly subscribe: Subscribe;
+  /** Sends a batch of payloads on the channel (after-commit mode). */
+  readonly sendNotifications: ((channel: string, payloads: string[]) => Promise<unknown>) | null;
+  /** Releases what the factory opened (pools, embedded databases). */
+  readonly release: () => Promise<void>;
+  readonly createNotifier: (send: (payloads: string[]) => Promise<unknown>) => BatchedNotifier;
+}
+
+/** The longest ttl stored: expiry must stay inside PostgreSQL's timestamp range. */
+export const MAX_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
+
+/** The error an orphaned task fails with. */
+export const WORKER_LOST_ERROR: JsonRpcErrorObject = Object.freeze({
+  code: -32603,
+  message: "Worker lost: the node running this task stopped renewing its lease",
+});
+
+const CLEANUP_BATCH = 500;
+
+function toJson(value: unknown, what: string): string {
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError("not JSON");
+    return text;
+  } catch (error) {
+    throw taskErrors.invalidTask(`${what} is not JSON-serialisable (${(error as Error).message})`);
+  }
+}
+
+function positiveLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined) return fallback;
+  if (!Number.isFinite(limit) || limit <= 0) return 0;
+  return Math.floor(limit);
+}
+
+/**
+ * The PostgreSQL task store, for a PostgreSQL server (postgres.js) or an embedded PGlite,
+ * from the same schema and statements. Every lifecycle operation is one conditional
+ * statement and one round trip; a failed one costs one more read to say why. Implements
+ * {@link LeasingTaskStore}. Open one with `createPostgresTaskStore` or `createPGliteTaskStore`.
+ */
+export class DrizzleTaskStore implements LeasingTaskStore {
+  readonly schema: string;
+  readonly #backend: StoreBackend;
+  readonly #exec: Executor;
+  readonly #clock: Clock | null;
+  readonly #maxPageSize: number;
+  readonly #maxTasks: number | null;
+  readonly #maxTasksPerOwner: number | null;
+  readonly #timeoutMs: number;
+  readonly #sql: Statements;
+  readonly #table: string;
+  readonly #channel: string;
+  readonly #origin: string;
+  readonly #feed = new ChangeFeed();
+  readonly #pending: TaskChange[] = [];
+  readonly #notifier: BatchedNotifier | null;
+  #unlisten: (() => Promise<void>) | null = null;
+  #closed = false;
+
+  /** Use `createPostgresTaskStore` or `createPGliteTaskStore`; then {@link start}. */
+  constructor(backend: StoreBackend, options: DrizzleTaskStoreOptions, defaultNotify: NotifyMode) {
+    this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    this.#backend = backend;
+    this.#exec = backend.executor;
+    this.#clock = options.clock ?? null;
+    this.#maxPageSize = Math.max(1, Math.floor(options.maxPageSize ?? 100));
+    this.#maxTasks = options.maxTasks ?? null;
+    this.#maxTasksPerOwner = options.maxTasksPerOwner ?? null;
+    this.#timeoutMs = options.operationTimeoutMs ?? 10_000;
+    this.#table = qualifiedTable(this.schema);
+    this.#channel = channelName(this.schema);
+    this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
+    const mode = options.notify ?? defaultNotify;
+    const send = backend.sendNotifications;
+    const inTransaction = mode === "in-transaction" || send === null;
+    this.#sql = new Statements(
+      this.#table,
+      { channel: inTransaction ? this.#channel : null, origin: this.#origin },
+      { maxTasks: this.#maxTasks, maxTasksPerOwner: this.#maxTasksPerOwner },
+    );
+    this.#notifier =
+      inTransaction || send === null
+        ? null
+        : backend.createNotifier((payloads) => send(this.#channel, payloads));
+  }
+
+  /** Starts listening for other nodes' changes; the factories call it. */
+  async start(): Promise<this> {
+    try {
+      this.#unlisten = await this.#backend.subscribe(this.#channel, (payload) =>
+        this.#onNotification(payload),
+      );
+    } catch (error) {
+      await this.#backend.release().catch(() => {});
+      throw mapDriverError(error, "listen");
+    }
+    return this;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {
+    validateNewTask(task);
+    if (task.ttlMs !== null && task.ttlMs > MAX_TTL_MS) {
+      throw taskErrors.invalidTask(`ttlMs must be at most ${MAX_TTL_MS} (100 years)`);
+    }
+    const lease = task.lease;
+    if (lease !== undefined) {
+      if (
+        typeof lease.holder !== "string" ||
+        lease.holder.length === 0 ||
+        lease.holder.length > 256
+      ) {
+        throw taskErrors.invalidTask(
+          "lease.holder must be a non-empty string of at most 256 characters",
+        );
+      }
+      if (!(Number.isSafeInteger(lease.durationMs) && lease.durationMs > 0)) {
+        throw taskErrors.invalidTask("lease.durationMs must be a positive integer");
+      }
+    }
+    const o = scope.owner;
+    const params = [
+      task.taskId,
+      scope.ownerKey,
+      o.principalId,
+      o.tenantId,
+      o.audience,
+      task.era,
+      task.statusMessage ?? null,
+      toJson(task.request, "request"),
+      task.ttlMs,
+      task.ttlAnchor,
+      task.pollIntervalMs,
+      lease?.holder ?? null,
+      lease?.durationMs ?? null,
+      this.#now(),
+    ];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rows = await this.#run("create", this.#sql.create, params);
+      if (rows[0] !== undefined) return this.#changed(toRecord(rows[0]), "created");
+      // Nothing inserted: the id is taken, or a bound is reached. One read says which.
+      const why = await this.#run(
+        "create",
+        `SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE id = $1) AS taken,
+  (SELECT count(*) FROM ${this.#table} AS x WHERE x.expires_at IS NULL OR x.expires_at > coalesce(to_timestamp($3::float8 / 1000), now()))::float8 AS total,
+  (SELECT count(*) FROM ${this.#table} AS x WHERE x.owner_key = $2 AND (x.expires_at IS NULL OR x.expires_at > coalesce(to_timestamp($3::float8 / 1000), now())))::float8 AS own`,
+        [task.taskId, scope.ownerKey, this.#now()],
+      );
+      const r = why[0]!;
+      if (r.taken === true) throw taskErrors.alreadyExists(task.taskId);
+      if (this.#maxTasks !== null && Number(r.total) >= this.#maxTasks) {
+        throw taskErrors.storeFull("maxTasks", this.#maxTasks);
+      }
+      if (this.#maxTasksPerOwner !== null && Number(r.own) >= this.#maxTasksPerOwner) {
+        throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
+      }
+      // Room was made in between (a delete or an expiry): try again.
+    }
+    throw taskErrors.storeUnavailable("create kept racing with concurrent writers; try again");
+  }
+
+  async get(taskId: string, scope: OwnerScope): Promise<TaskRecord> {
+    const rows = await this.#run("get", this.#sql.get, this.#byId(taskId, scope));
+    if (rows[0] === undefined) throw taskErrors.notFound(taskId);
+    return toRecord(rows[0]);
+  }
+
+  async list(scope: OwnerScope, query: ListQuery): Promise<TaskPage> {
+    const after = query.cursor === undefined ? 0 : decodeSequenceCursor(query.cursor);
+    const limit = Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize));
+    const statuses = query.statuses && query.statuses.length > 0 ? query.statuses.join(",") : null;
+    const text =
+      scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY
+        ? this.#sql.listWithUnowned
+        : this.#sql.listOwn;
+    const rows = await this.#run("list", text, [
+      scope.ownerKey,
+      after,
+      this.#now(),
+      statuses,
+      limit + 1,
+    ]);
+    const page = rows.slice(0, limit);
+    const tasks = page.map(toRecord);
+    if (rows.length <= limit) return { tasks };
+    return { tasks, nextCursor: encodeCursor(Number(page[page.length - 1]!.seq)) };
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  async complete(
+    taskId: string,
+    scope: OwnerScope,
+    result: Readonly<Record<string, unknown>>,
+    statusMessage: string | null = null,
+  ): Promise<TaskRecord> {
+    return this.#transition("complete", this.#sql.complete, taskId, scope, "status_changed", [
+      toJson(result, "result"),
+      null,
+      statusMessage,
+    ]);
+  }
+
+  async fail(
+    taskId: string,
+    scope: OwnerScope,
+    error: JsonRpcErrorObject,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    return this.#transition("fail", this.#sql.fail, taskId, scope, "status_changed", [
+      null,
+      toJson(error, "error"),
+      statusMessage === undefined ? (error?.message ?? null) : statusMessage,
+    ]);
+  }
+
+  async markCancelled(
+    taskId: string,
+    scope: OwnerScope,
+    statusMessage: string | null = "The task was cancelled by request.",
+  ): Promise<TaskRecord> {
+    return this.#transition(
+      "markCancelled",
+      this.#sql.markCancelled,
+      taskId,
+      scope,
+      "status_changed",
+      [null, null, statusMessage],
+    );
+  }
+
+  async requireInput(
+    taskId: string,
+    scope: OwnerScope,
+    requests: Readonly<Record<string, InputRequest>>,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    const params = [
+      toJson(requests, "input requests"),
+      statusMessage !== undefined,
+      statusMessage ?? null,
+    ];
+    try {
+      // The batch's own shape (empty, key length, method) is checked before any write.
+      assertFreshInputKeys(NO_INPUT, requests);
+    } catch (error) {
+      await this.#explainMiss(taskId, scope, "requireInput");
+      throw error;
+    }
+    return this.#transition(
+      "requireInput",
+      this.#sql.requireInput,
+      taskId,
+      scope,
+      "input_requested",
+      params,
+      (task) => assertFreshInputKeys(task, requests),
+    );
+  }
+
+  async setStatusMessage(
+    taskId: string,
+    scope: OwnerScope,
+    statusMessage: string | null,
+  ): Promise<TaskRecord> {
+    return this.#transition(
+      "setStatusMessage",
+      this.#sql.setStatusMessage,
+      taskId,
+      scope,
+      "status_message",
+      [statusMessage],
+    );
+  }
+
+  async requestCancel(taskId: string, scope: OwnerScope): Promise<TaskRecord> {
+    const rows = await this.#run(
+      "requestCancel",
+      this.#sql.requestCancel,
+      this.#byId(taskId, scope),
+    );
+    const row = rows[0];
+    if (row === undefined) throw taskErrors.notFound(taskId);
+    const record = toRecord(row);
+    if (row.changed === true) return this.#changed(record, "cancel_requested");
+    // Lost a race with a concurrent writer: the snapshot may predate its change.
+    if (ACTIVE_STATUSES.includes(record.status) && record.cancelRequestedAt === null) {
+      return this.get(taskId, scope);
+    }
+    return record;
+  }
+
+  async submitInput(
+    taskId: string,
+    scope: OwnerScope,
+    responses: Readonly<Record<string, InputResponse>>,
+  ): Promise<SubmitInputResult> {
+    const keys = Object.keys(responses ?? {});
+    const rows = await this.#run("submitInput", this.#sql.submitInput, [
+      ...this.#byId(taskId, scope),
+      toJson(responses ?? {}, "input responses"),
+      JSON.stringify(keys),
+    ]);
+    const row = rows[0];
+    if (row === undefined) throw taskErrors.notFound(taskId);
+    const task = toRecord(row);
+    if (row.changed !== true) return { task, acceptedKeys: [] };
+    this.#changed(task, "input_submitted");
+    return { task, acceptedKeys: row.accepted as string[] };
+  }
+
+  async takeInputResponses(taskId: string, scope: OwnerScope): Promise<TakeInputResult> {
+    const rows = await this.#run(
+      "takeInputResponses",
+      this.#sql.takeInput,
+      this.#byId(taskId, scope),
+    );
+    const row = rows[0];
+    if (row === undefined) throw taskErrors.notFound(taskId);
+    const task = toRecord(row);
+    if (row.changed !== true) return { task: { ...task, inputResponses: {} }, responses: {} };
+    this.#changed(task, "input_taken");
+    return { task, responses: row.taken as Record<string, InputResponse> };
+  }
+
+  async delete(taskId: string, scope: OwnerScope): Promise<void> {
+    const rows = await this.#run("delete", this.#sql.delete, this.#byId(taskId, scope));
+    const row = rows[0];
+    if (row === undefined) throw taskErrors.notFound(taskId);
+    this.#emitRow(row, "deleted");
+  }
+
+  async cleanupExpired(options: { limit?: number } = {}): Promise<number> {
+    let left = positiveLimit(options.limit, Number.POSITIVE_INFINITY);
+    let removed = 0;
+    // Bounded batches, so one sweep never holds many row locks or one long transaction.
+    while (left > 0) {
+      const batch = Math.min(left, CLEANUP_BATCH);
+      const rows = await this.#run("cleanupExpired", this.#sql.cleanup, [this.#now(), batch]);
+      for (const row of rows) this.#emitRow(row, "deleted");
+      removed += rows.length;
+      left -= rows.length;
+      if (rows.length < batch) break;
+    }
+    return removed;
+  }
+
+  // ---------------------------------------------------------------- leases
+
+  async renewLease(
+    taskId: string,
+    scope: OwnerScope,
+    holder: string,
+    durationMs: number,
+  ): Promise<boolean> {
+    if (!(Number.isSafeInteger(durationMs) && durationMs > 0)) {
+      throw taskErrors.invalidTask("lease durationMs must be a positive integer");
+    }
+    const rows = await this.#run("renewLease", this.#sql.renewLease, [
+      ...this.#byId(taskId, scope),
+      holder,
+      durationMs,
+    ]);
+    return rows.length > 0;
+  }
+
+  async releaseLease(taskId: string, scope: OwnerScope, holder: string): Promise<void> {
+    await this.#run("releaseLease", this.#sql.releaseLease, [...this.#byId(taskId, scope), holder]);
+  }
+
+  async failOrphans(options: { limit?: number } = {}): Promise<number> {
+    let left = positiveLimit(options.limit, Number.POSITIVE_INFINITY);
+    let failed = 0;
+    while (left > 0) {
+      const batch = Math.min(left, CLEANUP_BATCH);
+      const rows = await this.#run("failOrphans", this.#sql.failOrphans, [
+        this.#now(),
+        batch,
+        JSON.stringify(WORKER_LOST_ERROR),
+        WORKER_LOST_ERROR.message,
+      ]);
+      for (const row of rows) this.#emitRow(row, "status_changed");
+      failed += rows.length;
+      left -= rows.length;
+      if (rows.length < batch) break;
+    }
+    return failed;
+  }
+
+  // ---------------------------------------------------------------- feed and life cycle
+
+  watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
+    return this.#feed.watch(listener, taskId);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#feed.clear();
+    await this.#notifier?.close();
+    const unlisten = this.#unlisten;
+    this.#unlisten = null;
+    await unlisten?.().catch(() => {});
+    await this.#backend.release();
+  }
+
+  /** Runs raw SQL through the store's pool (benchmarks and tests); not part of the contract. */
+  query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.#run("query", text, params);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #now(): number | null {
+    return this.#clock === null ? null : this.#clock.now();
+  }
+
+  #byId(taskId: string, scope: OwnerScope): unknown[] {
+    return [String(taskId), scope.ownerKey, scope.includeUnowned, this.#now()];
+  }
+
+  async #run(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
+    if (this.#closed) throw taskErrors.storeUnavailable(`${operation}: the store was closed`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            taskErrors.storeUnavailable(
+              `${operation} got no answer from PostgreSQL within ${this.#timeoutMs} ms`,
+            ),
+          ),
+        this.#timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([this.#exec.query(text, params), timeout]);
+    } catch (error) {
+      throw mapDriverError(error, operation);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * One conditional write; when it matches nothing, one read decides between
+   * `not_found_or_unauthorized` and `invalid_transition` (or the intent's own check).
+   */
+  async #transition(
+    intent: Intent,
+    text: string,
+    taskId: string,
+    scope: OwnerScope,
+    kind: TaskChangeKind,
+    extra: unknown[],
+    check?: (task: TaskRecord) => void,
+  ): Promise<TaskRecord> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rows = await this.#run(intent, text, [...this.#byId(taskId, scope), ...extra]);
+      if (rows[0] !== undefined) return this.#changed(toRecord(rows[0]), kind);
+      const task = await this.#explainMiss(taskId, scope, intent);
+      check?.(task);
+      // The task is in a state the write accepts: it changed in between; try again.
+    }
+    throw taskErrors.storeUnavailable(`${intent} kept racing with concurrent writers; try again`);
+  }
+
+  /** Throws the error a write that matched nothing deserves, or returns the task as it is. */
+  async #explainMiss(taskId: string, scope: OwnerScope, intent: Intent): Promise<TaskRecord> {
+    const task = await this.get(taskId, scope);
+    assertIntentAllowed(task, intent);
+    return task;
+  }
+
+  #changed(record: TaskRecord, kind: TaskChangeKind): TaskRecord {
+    this.#emit({ taskId: record.taskId, kind, status: record.status, version: record.version });
+    return record;
+  }
+
+  #emitRow(row: Row, kind: TaskChangeKind): void {
+    this.#emit({
+      taskId: row.id as string,
+      kind,
+      status: row.status as TaskStatus,
+      version: Number(row.version),
+    });
+  }
+
+  #emit(change: TaskChange): void {
+    this.#notifier?.publish(encodeChange(this.#origin, change));
+    this.#deliver(change);
+  }
+
+  #deliver(change: TaskChange): void {
+    if (!this.#feed.hasListeners(change.taskId)) return;
+    // After the current operation returns, in order, like the memory store.
+    this.#pending.push(change);
+    if (this.#pending.length === 1) queueMicrotask(() => this.#flush());
+  }
+
+  #flush(): void {
+    for (const change of this.#pending.splice(0)) this.#feed.emit(change);
+  }
+
+  #onNotification(payload: string): void {
+    const decoded = decodeChange(payload);
+    // Our own changes were delivered locally when the write returned.
+    if (decoded === undefined || decoded.origin === this.#origin || this.#closed) return;
+    this.#deliver(decoded.change);
+  }
+}
+
+/** A record with an empty input ledger, to check a batch's shape on its own. */
+const NO_INPUT = {
+  taskId: "",
+  inputRequests: {},
+  inputResponses: {},
+  answeredInputKeys: [],
+} as unknown as TaskRecord;

@@ -1,0 +1,29 @@
+import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
+import { afterAll } from "vitest";
+import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+
+// Every store the suite opens gets its own schema, so each test starts empty.
+const schemas: string[] = [];
+afterAll(() => dropSchemas(schemas));
+
+for (const notify of ["after-commit", "in-transaction"] as const) {
+  describeTaskStoreContract(
+    `PostgreSQL (notify ${notify})`,
+    async ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) => {
+      const schema = freshSchemaName(notify === "after-commit" ? "ca" : "ct");
+      schemas.push(schema);
+      await migrate(DATABASE_URL, { schema });
+      return createPostgresTaskStore({
+        url: DATABASE_URL,
+        schema,
+        clock,
+        maxPageSize,
+        maxTasks: maxTasks ?? null,
+        maxTasksPerOwner: maxTasksPerOwner ?? null,
+        poolSize: 8,
+        notify,
+      });
+    },
+  );
+}
