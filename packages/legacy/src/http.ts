@@ -90,6 +90,8 @@ interface Tracked {
   lastMessage: string | undefined;
   readonly progressToken: string | number | undefined;
   progress: number;
+  /** The client has asked about the task, so it can correlate side requests to it. */
+  acknowledged: boolean;
   pump: InputPump | undefined;
   pumpChannel: DeliveryChannel | undefined;
 }
@@ -189,7 +191,11 @@ class LegacySession {
     // The 2025 task methods are not in the SDK's typed method map: register them with an
     // explicit (pass-through) params schema; the handlers validate with the wire schemas.
     const anyParams = { params: z.unknown() };
-    server.setRequestHandler("tasks/get", anyParams, (params) => handlers.getTask(owner, params));
+    server.setRequestHandler("tasks/get", anyParams, async (params) => {
+      const task = await handlers.getTask(owner, params);
+      this.#acknowledge(task.taskId);
+      return task;
+    });
     server.setRequestHandler("tasks/result", anyParams, async (params, ctx) => {
       const signal = signalOf(ctx);
       return handlers.getTaskResult(owner, params, {
@@ -226,10 +232,23 @@ class LegacySession {
       lastMessage: statusMessage,
       progressToken,
       progress: 0,
+      acknowledged: false,
       pump: undefined,
       pumpChannel: undefined,
     });
     follower.refresh();
+  }
+
+  /**
+   * Side requests are pushed on the session stream only after the client has referred to
+   * the task (`tasks/get`): the CreateTaskResult and a pushed request travel on different
+   * streams, and a client that sees the request first cannot tell which task it is for.
+   */
+  #acknowledge(taskId: string): void {
+    const tracked = this.#tracked.get(taskId);
+    if (tracked === undefined || tracked.acknowledged) return;
+    tracked.acknowledged = true;
+    tracked.follower.refresh();
   }
 
   #untrack(taskId: string): void {
@@ -272,6 +291,7 @@ class LegacySession {
     const standalone = this.#standalone?.channel;
     if (
       record.status === "input_required" &&
+      tracked.acknowledged &&
       standalone !== undefined &&
       this.#handlers.registry.resultChannels(taskId) === 0
     ) {

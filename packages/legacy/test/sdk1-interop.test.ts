@@ -181,9 +181,7 @@ describe("@modelcontextprotocol/sdk 1.x Client (experimental tasks, tasks/result
     expect(seen).toEqual([{ taskId: created.task.taskId }]);
     // The elicitation travelled on the tasks/result response stream.
     const resultStreams = await Promise.all(
-      server.tap.exchanges
-        .filter((e) => e.method === "tasks/result")
-        .map((e) => e.responseText),
+      server.tap.exchanges.filter((e) => e.method === "tasks/result").map((e) => e.responseText),
     );
     expect(resultStreams.some((t) => t.includes('"method":"elicitation/create"'))).toBe(true);
   });
@@ -229,7 +227,10 @@ describe("@modelcontextprotocol/sdk 1.x Client (experimental tasks, tasks/result
     const b = await client("bob");
     server.stack.gates.set("private", new Gate());
     const created = await a.request(
-      { method: "tools/call", params: { name: "slow_echo", arguments: { gate: "private" }, task: {} } },
+      {
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { gate: "private" }, task: {} },
+      },
       CreateTaskResultSchema,
     );
     const { taskId } = created.task;
