@@ -3,7 +3,7 @@
 //   - InMemoryTaskStore from @modelcontextprotocol/sdk 1.x (the reference implementation),
 //   - a plain Map behind the same async interface (the ceiling for any in-memory store).
 // Run with `node --expose-gc` (the package's `bench` script does). Every loop is bounded.
-import { createIdGenerator, ownerScope, owner as makeOwner } from "@mcp-tasks/core";
+import { createIdGenerator, owner as makeOwner, ownerScope } from "@mcp-tasks/core";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 
@@ -199,7 +199,11 @@ function median(values) {
 }
 
 const fmtOps = (v) =>
-  v >= 1e6 ? `${(v / 1e6).toFixed(2)}M/s` : v >= 1e3 ? `${(v / 1e3).toFixed(0)}k/s` : `${v.toFixed(0)}/s`;
+  v >= 1e6
+    ? `${(v / 1e6).toFixed(2)}M/s`
+    : v >= 1e3
+      ? `${(v / 1e3).toFixed(0)}k/s`
+      : `${v.toFixed(0)}/s`;
 const fmtMs = (v) => (v >= 1 ? `${v.toFixed(2)} ms` : `${(v * 1000).toFixed(2)} µs`);
 const ratio = (x) => (x >= 100 ? `${x.toFixed(0)}x` : `${x.toFixed(2)}x`);
 
@@ -231,7 +235,9 @@ for (const n of SIZES) {
   const sdk = med["sdk InMemoryTaskStore"];
   const map = med["async Map (ceiling)"];
   console.log(`\n## ${n.toLocaleString("en-US")} live tasks (median of ${REPEATS})\n`);
-  console.log("| operation | mcp-tasks | SDK InMemoryTaskStore | async Map ceiling | mcp-tasks / Map | mcp-tasks / SDK |");
+  console.log(
+    "| operation | mcp-tasks | SDK InMemoryTaskStore | async Map ceiling | mcp-tasks / Map | mcp-tasks / SDK |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|");
   const rows = [
     ["create", "create"],
@@ -250,7 +256,9 @@ for (const n of SIZES) {
   console.log(
     `| heap bytes per task | ${ours.bytesPerTask.toFixed(0)} B | ${sdk.bytesPerTask.toFixed(0)} B | ${map.bytesPerTask.toFixed(0)} B | | |`,
   );
-  console.log(`| live timers after create | ${ours.liveTimers} | ${sdk.liveTimers} | ${map.liveTimers} | | |`);
+  console.log(
+    `| live timers after create | ${ours.liveTimers} | ${sdk.liveTimers} | ${map.liveTimers} | | |`,
+  );
 }
 
 // Targets from the issue, checked at the largest size measured.
