@@ -1,0 +1,37 @@
+import type { ToolDefinition } from "@mcp-tasks/core";
+import { sleep } from "./sleep.js";
+import { textResult } from "./text.js";
+
+const MAX_SECONDS = 3600;
+
+/**
+ * `slow_compute {seconds, label}`: task-supporting; sleeps `seconds` (0 = instant) and
+ * settles `cancelled` when cancelled while running.
+ */
+export const slowCompute: ToolDefinition = {
+  name: "slow_compute",
+  title: "Slow compute",
+  description: "Sleeps for the given number of seconds, then reports. Runs as a task when it can.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      seconds: {
+        type: "number",
+        minimum: 0,
+        maximum: MAX_SECONDS,
+        description: "How long to work",
+      },
+      label: { type: "string", description: "A label echoed in the result" },
+    },
+  },
+  taskMode: "optional",
+  async run(args, ctx) {
+    const seconds = Math.min(Math.max(Number(args.seconds ?? 1) || 0, 0), MAX_SECONDS);
+    const label = typeof args.label === "string" ? args.label : "job";
+    if (seconds > 0) {
+      await ctx.setStatusMessage(`Computing ${label} for ${seconds}s`);
+      await sleep(seconds * 1000, ctx.signal);
+    }
+    return textResult(`Computed ${label} in ${seconds}s`);
+  },
+};

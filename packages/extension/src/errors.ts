@@ -1,0 +1,106 @@
+import {
+  isTaskError,
+  type JsonRpcErrorObject,
+  type TaskErrorCode,
+  toJsonRpcError,
+} from "@mcp-tasks/core";
+import { TASKS_EXTENSION_ID } from "./constants.js";
+
+/** The JSON-RPC error codes this facade answers with. */
+export const RPC_ERROR = Object.freeze({
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  HEADER_MISMATCH: -32020,
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
+} as const);
+
+/**
+ * The one place where core's closed {@link TaskErrorCode} vocabulary becomes JSON-RPC codes
+ * on the 2026-07-28 wire. A missing task and another owner's task are indistinguishable
+ * (`-32602` with the same words), so task ids cannot be probed.
+ */
+const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
+  not_found_or_unauthorized: RPC_ERROR.INVALID_PARAMS,
+  invalid_task: RPC_ERROR.INVALID_PARAMS,
+  ttl_out_of_range: RPC_ERROR.INVALID_PARAMS,
+  invalid_cursor: RPC_ERROR.INVALID_PARAMS,
+  invalid_transition: RPC_ERROR.INVALID_PARAMS,
+  already_exists: RPC_ERROR.INTERNAL_ERROR,
+  store_full: RPC_ERROR.INTERNAL_ERROR,
+  store_unavailable: RPC_ERROR.INTERNAL_ERROR,
+});
+
+/** A JSON-RPC error raised by a handler: the code, message and optional data to answer with. */
+export class RpcError extends Error {
+  override readonly name = "RpcError";
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The wire error object. */
+  toJSON(): JsonRpcErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/**
+ * Maps a failure of the task core or store to the JSON-RPC error object the client sees.
+ * Anything that is neither an {@link RpcError} nor a core `TaskError` becomes a bare
+ * `-32603 Internal error`, so no internal detail (stack, SQL, paths) leaks to clients.
+ */
+export function taskFailureToRpc(error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError) return error.toJSON();
+  if (isTaskError(error)) {
+    const code = TASK_ERROR_TO_RPC[error.code];
+    return code === RPC_ERROR.INTERNAL_ERROR
+      ? { code, message: error.message, data: { reason: error.code } }
+      : { code, message: error.message };
+  }
+  return { code: RPC_ERROR.INTERNAL_ERROR, message: "Internal error" };
+}
+
+/**
+ * Maps what a tool body threw while answering synchronously: store failures as in
+ * {@link taskFailureToRpc}, the tool's own JSON-RPC errors (an integer `code`) as they are.
+ */
+export function toolFailureToRpc(error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError || isTaskError(error)) return taskFailureToRpc(error);
+  return toJsonRpcError(error);
+}
+
+/** `-32021`: the request needs the tasks extension declared on this very request. */
+export function missingTasksExtension(detail: string): RpcError {
+  return new RpcError(
+    RPC_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    `Missing required client capability: ${detail}`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
+  );
+}
+
+/** `-32602` with a message. */
+export function invalidParams(message: string): RpcError {
+  return new RpcError(RPC_ERROR.INVALID_PARAMS, `Invalid params: ${message}`);
+}
+
+/** `-32601` for a method this facade does not serve. */
+export function methodNotFound(method: string): RpcError {
+  return new RpcError(RPC_ERROR.METHOD_NOT_FOUND, `Method not found: ${method}`);
+}
+
+/** `-32020`: the `Mcp-Name` routing header disagrees with the body. */
+export function headerMismatch(header: string, body: string): RpcError {
+  return new RpcError(
+    RPC_ERROR.HEADER_MISMATCH,
+    `Header mismatch: Mcp-Name is ${JSON.stringify(header)} but params.taskId is ${JSON.stringify(body)}`,
+  );
+}

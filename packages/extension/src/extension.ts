@@ -1,0 +1,109 @@
+import type { TaskRunner, TaskService } from "@mcp-tasks/core";
+import { methodNotFound } from "./errors.js";
+import { type CallToolOutcome, callTool } from "./handlers/call-tool.js";
+import { cancelTask } from "./handlers/cancel-task.js";
+import type { HandlerDeps } from "./handlers/deps.js";
+import { getTask } from "./handlers/get-task.js";
+import { listTools } from "./handlers/list-tools.js";
+import {
+  authorizeTaskSubscription,
+  type StreamNotification,
+  TaskSubscription,
+} from "./handlers/listen.js";
+import { updateTask } from "./handlers/update-task.js";
+import type { RpcOutcome, TasksRequestContext } from "./request.js";
+import type { AckResult, GetTaskResult } from "./schemas.js";
+import type { TasksTool, WireTool } from "./tool.js";
+
+/** Settings of a {@link TasksExtension}. */
+export interface TasksExtensionOptions {
+  /** The owner-checking task service. */
+  readonly service: TaskService;
+  /** Runs tools as tasks; must wrap the same service. */
+  readonly runner: TaskRunner;
+  /** The tools served, by unique name. */
+  readonly tools: readonly TasksTool[];
+}
+
+/**
+ * The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`) as transport-agnostic
+ * handlers: each takes the {@link TasksRequestContext} (caller, declared capabilities,
+ * routing header) and the request params, and resolves with a result or the JSON-RPC error
+ * to answer with. It never throws for a client's mistake.
+ *
+ * Bind it to an SDK server with {@link bindTasksExtension}; serve `taskIds` subscriptions
+ * with {@link handleTaskListenRequest}.
+ */
+export class TasksExtension {
+  readonly service: TaskService;
+  readonly runner: TaskRunner;
+  readonly #deps: HandlerDeps;
+
+  constructor(options: TasksExtensionOptions) {
+    if (options.runner.service !== options.service) {
+      throw new TypeError("the runner must wrap the same TaskService");
+    }
+    const tools = new Map<string, TasksTool>();
+    for (const tool of options.tools) {
+      if (tools.has(tool.name)) throw new TypeError(`duplicate tool name: ${tool.name}`);
+      tools.set(tool.name, tool);
+    }
+    this.service = options.service;
+    this.runner = options.runner;
+    this.#deps = { service: options.service, runner: options.runner, tools };
+  }
+
+  /** The tools, by name. */
+  get tools(): ReadonlyMap<string, TasksTool> {
+    return this.#deps.tools;
+  }
+
+  /** `tools/list`. */
+  listTools(): { tools: WireTool[] } {
+    return listTools(this.#deps);
+  }
+
+  /** `tools/call`: a task, an ephemeral `input_required` round, or a plain result. */
+  callTool(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<CallToolOutcome>> {
+    return callTool(this.#deps, ctx, params);
+  }
+
+  /** `tasks/get`. */
+  getTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<GetTaskResult>> {
+    return getTask(this.#deps, ctx, params);
+  }
+
+  /** `tasks/update`. */
+  updateTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<AckResult>> {
+    return updateTask(this.#deps, ctx, params);
+  }
+
+  /** `tasks/cancel`. */
+  cancelTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<AckResult>> {
+    return cancelTask(this.#deps, ctx, params);
+  }
+
+  /** `tasks/result` and `tasks/list` do not exist in this era: `-32601`. */
+  removedMethod(method: "tasks/result" | "tasks/list"): RpcOutcome<never> {
+    return { error: methodNotFound(method).toJSON() };
+  }
+
+  /** Authorizes the `taskIds` of a `subscriptions/listen`, before acknowledging it. */
+  authorizeSubscription(
+    ctx: TasksRequestContext,
+    params: unknown,
+  ): Promise<RpcOutcome<{ taskIds: string[] }>> {
+    return authorizeTaskSubscription(this.#deps, ctx, params);
+  }
+
+  /** Creates the push side of an authorized subscription. */
+  subscription(options: {
+    ctx: TasksRequestContext;
+    taskIds: readonly string[];
+    subscriptionId: string | number;
+    send: (notification: StreamNotification) => void;
+    onAllTerminal: () => void;
+  }): TaskSubscription {
+    return new TaskSubscription({ deps: this.#deps, ...options });
+  }
+}

@@ -1,0 +1,131 @@
+import type { InputRequest } from "@mcp-tasks/core";
+import { checkArguments } from "../arguments.js";
+import { declaresTasksExtension } from "../capabilities.js";
+import { MODERN_PROTOCOL_VERSION } from "../constants.js";
+import {
+  invalidParams,
+  missingTasksExtension,
+  RPC_ERROR,
+  RpcError,
+  taskFailureToRpc,
+  toolFailureToRpc,
+} from "../errors.js";
+import { toCreateTaskResult } from "../projection.js";
+import type { RpcOutcome, TasksRequestContext } from "../request.js";
+import { CallToolParamsSchema, type CreateTaskResult } from "../schemas.js";
+import { InputRequiredSignal, syncTaskContext } from "../sync-context.js";
+import type { TasksTool } from "../tool.js";
+import type { HandlerDeps } from "./deps.js";
+
+/** The ephemeral multi-round-trip result of a `tools/call` round that needs input. */
+export interface InputRequiredToolResult {
+  resultType: "input_required";
+  inputRequests: Record<string, InputRequest>;
+  requestState?: string;
+}
+
+/** A plain tool result, answered without a task. */
+export type SyncToolResult = Record<string, unknown>;
+
+/** What `tools/call` answers with. */
+export type CallToolOutcome = CreateTaskResult | InputRequiredToolResult | SyncToolResult;
+
+/** How a call is served, decided per request. */
+export type Dispatch = "task" | "sync";
+
+/**
+ * The server-directed decision: a task when the tool allows one and *this request* declared
+ * the extension; synchronous otherwise; `-32021` for a task-only tool without it.
+ */
+export function decideDispatch(tool: TasksTool, clientCapabilities: unknown): Dispatch {
+  const declared = declaresTasksExtension(clientCapabilities);
+  switch (tool.taskMode) {
+    case "never":
+      return "sync";
+    case "optional":
+      return declared ? "task" : "sync";
+    case "always":
+      if (!declared) {
+        throw missingTasksExtension(`tool '${tool.name}' only runs as a task`);
+      }
+      return "task";
+  }
+}
+
+function inputRequired(
+  inputRequests: Readonly<Record<string, InputRequest>>,
+  requestState?: string,
+): InputRequiredToolResult {
+  const result: InputRequiredToolResult = {
+    resultType: "input_required",
+    inputRequests: Object.fromEntries(
+      Object.entries(inputRequests).map(([key, request]) => [key, { ...request }]),
+    ),
+  };
+  if (requestState !== undefined) result.requestState = requestState;
+  return result;
+}
+
+/**
+ * `tools/call`: validates the call, runs the tool's preflight (ephemeral `input_required`
+ * rounds), then either creates a task (returning the flat `CreateTaskResult` once the task is
+ * durable) or runs the tool synchronously. A legacy `params.task` is ignored.
+ */
+export async function callTool(
+  deps: HandlerDeps,
+  ctx: TasksRequestContext,
+  params: unknown,
+): Promise<RpcOutcome<CallToolOutcome>> {
+  let tool: TasksTool | undefined;
+  let args: Readonly<Record<string, unknown>>;
+  let dispatch: Dispatch;
+  try {
+    const parsed = CallToolParamsSchema.safeParse(params ?? {});
+    if (!parsed.success)
+      throw invalidParams("tools/call needs a string 'name' and object 'arguments'");
+    tool = deps.tools.get(parsed.data.name);
+    if (tool === undefined) throw invalidParams(`Unknown tool: ${parsed.data.name}`);
+    args = parsed.data.arguments ?? {};
+    const problem = checkArguments(tool, args);
+    if (problem !== null) throw invalidParams(`${tool.name}: ${problem}`);
+    dispatch = decideDispatch(tool, ctx.clientCapabilities);
+    if (tool.preflight) {
+      const outcome = await tool.preflight(args, ctx.inputResponses ?? {});
+      if (outcome.kind === "input_required") {
+        return { result: inputRequired(outcome.inputRequests, outcome.requestState) };
+      }
+      args = outcome.arguments;
+    }
+  } catch (error) {
+    return { error: taskFailureToRpc(error) };
+  }
+
+  if (dispatch === "task") {
+    try {
+      const record = await deps.runner.start(ctx.owner, {
+        era: MODERN_PROTOCOL_VERSION,
+        request: { toolName: tool.name, arguments: args },
+        handler: tool.run,
+      });
+      return { result: toCreateTaskResult(record) };
+    } catch (error) {
+      return { error: taskFailureToRpc(error) };
+    }
+  }
+
+  const signal = ctx.signal ?? new AbortController().signal;
+  try {
+    const result = await tool.run(
+      args,
+      syncTaskContext(ctx.owner, signal, ctx.inputResponses ?? {}),
+    );
+    if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      throw new RpcError(RPC_ERROR.INTERNAL_ERROR, "The tool returned no result object");
+    }
+    const { resultType: _drop, ...plain } = result as Record<string, unknown>;
+    return { result: plain };
+  } catch (error) {
+    if (error instanceof InputRequiredSignal) return { result: inputRequired(error.inputRequests) };
+    return { error: toolFailureToRpc(error) };
+  }
+}

@@ -1,0 +1,105 @@
+import type { JsonRpcErrorObject, TaskRecord } from "@mcp-tasks/core";
+import { RELATED_TASK_META_KEY } from "./constants.js";
+import type { CreateTaskResult, DetailedTask, GetTaskResult, WireTask } from "./schemas.js";
+
+/** Epoch milliseconds as the ISO 8601 string the wire carries. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The era-2 `Task` fields of a record (`ttlMs`/`pollIntervalMs`, ISO timestamps). */
+export function toWireTask(record: TaskRecord): WireTask {
+  const task: WireTask = {
+    taskId: record.taskId,
+    status: record.status,
+    createdAt: isoTime(record.createdAt),
+    lastUpdatedAt: isoTime(record.lastUpdatedAt),
+    ttlMs: record.ttlMs,
+  };
+  if (record.statusMessage !== null) task.statusMessage = record.statusMessage;
+  if (record.pollIntervalMs !== null && record.pollIntervalMs > 0) {
+    task.pollIntervalMs = Math.ceil(record.pollIntervalMs);
+  }
+  return task;
+}
+
+/** The flat `CreateTaskResult` returned from `tools/call`. */
+export function toCreateTaskResult(record: TaskRecord): CreateTaskResult {
+  return { resultType: "task", ...toWireTask(record) };
+}
+
+/**
+ * A stored tool result as the 2026 `CallToolResult` a completed task inlines: with
+ * `resultType: "complete"`, a `content` array, and no 2025 related-task `_meta`.
+ */
+export function toInlinedResult(result: Readonly<Record<string, unknown>>): {
+  content: Array<{ type: string; [key: string]: unknown }>;
+  resultType: "complete";
+  [key: string]: unknown;
+} {
+  const { _meta, resultType: _ignored, ...rest } = result as Record<string, unknown>;
+  const content = Array.isArray(rest.content) ? rest.content : [];
+  const out: Record<string, unknown> = { ...rest, content, resultType: "complete" };
+  if (typeof _meta === "object" && _meta !== null && !Array.isArray(_meta)) {
+    const { [RELATED_TASK_META_KEY]: _related, ...meta } = _meta as Record<string, unknown>;
+    if (Object.keys(meta).length > 0) out._meta = meta;
+  }
+  return out as ReturnType<typeof toInlinedResult>;
+}
+
+function failure(record: TaskRecord): JsonRpcErrorObject {
+  if (record.outcome?.kind === "error") return record.outcome.error;
+  return { code: -32603, message: record.statusMessage ?? "The task failed" };
+}
+
+/**
+ * The `DetailedTask` for a record, identical for `tasks/get` and `notifications/tasks`:
+ * `inputRequests` while input is required, `result` when completed (tool errors included),
+ * `error` when failed.
+ */
+export function toDetailedTask(record: TaskRecord): DetailedTask {
+  const task = toWireTask(record);
+  switch (record.status) {
+    case "input_required":
+      return {
+        ...task,
+        status: "input_required",
+        inputRequests: Object.fromEntries(
+          Object.entries(record.inputRequests).map(([key, request]) => [
+            key,
+            request.params === undefined
+              ? { method: request.method as "elicitation/create" }
+              : {
+                  method: request.method as "elicitation/create",
+                  params: { ...request.params },
+                },
+          ]),
+        ),
+      };
+    case "completed":
+      return {
+        ...task,
+        status: "completed",
+        result: toInlinedResult(record.outcome?.kind === "result" ? record.outcome.result : {}),
+      };
+    case "failed": {
+      const error = failure(record);
+      return {
+        ...task,
+        status: "failed",
+        statusMessage: task.statusMessage ?? error.message,
+        error:
+          error.data === undefined ? { code: error.code, message: error.message } : { ...error },
+      };
+    }
+    case "working":
+      return { ...task, status: "working" };
+    case "cancelled":
+      return { ...task, status: "cancelled" };
+  }
+}
+
+/** The `tasks/get` result. */
+export function toGetTaskResult(record: TaskRecord): GetTaskResult {
+  return { ...toDetailedTask(record), resultType: "complete" };
+}

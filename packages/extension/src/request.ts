@@ -1,0 +1,30 @@
+import type { JsonRpcErrorObject, Owner } from "@mcp-tasks/core";
+
+/**
+ * What a handler knows about the request it answers, independent of any transport: who
+ * asks, what they declared on this request, and the routing header when there is one.
+ */
+export interface TasksRequestContext {
+  /** The caller; every store call is made as this owner. */
+  readonly owner: Owner;
+  /** `_meta["io.modelcontextprotocol/clientCapabilities"]` of this request. */
+  readonly clientCapabilities: unknown;
+  /** The decoded `Mcp-Name` header, when the transport has one. */
+  readonly routingName?: string;
+  /** Multi-round-trip input responses carried by this request (already lifted off params). */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  /** Opaque multi-round-trip state echoed back by the client, when any. */
+  readonly requestState?: string;
+  /** Aborted when the client goes away; used for synchronous tool runs. */
+  readonly signal?: AbortSignal;
+}
+
+/** A handler's answer: a result, or the JSON-RPC error to send instead. */
+export type RpcOutcome<T> = { readonly result: T } | { readonly error: JsonRpcErrorObject };
+
+/** True when the outcome is an error. */
+export function isRpcError<T>(
+  outcome: RpcOutcome<T>,
+): outcome is { readonly error: JsonRpcErrorObject } {
+  return "error" in outcome;
+}
