@@ -140,7 +140,7 @@ export function describeLeasingStoreContract(
     });
 
     it("a finished task is never orphaned, however long its lease is gone", async () => {
-      const t = await store.create(newTask(lease(1000)), ALICE);
+      const t = await store.create(newTask(lease(1000), { ttlMs: null }), ALICE);
       await store.complete(t.taskId, ALICE, { content: [] });
       clock.advance(DAY);
       expect(await store.failOrphans()).toBe(0);
