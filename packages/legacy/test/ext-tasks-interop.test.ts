@@ -145,7 +145,8 @@ describe("@modelcontextprotocol/ext-tasks client on its 2025-11-25 path", () => 
       { gate: "ext-private" },
       { task: { preference: "require" } },
     );
-    const taskId = execution.task?.taskId ?? (await firstTaskId(execution));
+    if (execution.kind !== "task") throw new Error("expected a task");
+    const taskId = execution.handle.taskId;
     const listed = await b.session.listTasks();
     expect(listed.tasks.map((t) => t.taskId)).not.toContain(taskId);
     await expect(b.session.cancelTask(taskId as never)).rejects.toMatchObject({ code: -32602 });
@@ -161,12 +162,3 @@ describe("@modelcontextprotocol/ext-tasks client on its 2025-11-25 path", () => 
     expect(outcome.status).toBe("completed");
   });
 });
-
-async function firstTaskId(execution: {
-  updates(): AsyncIterable<{ type: string; task?: { taskId: string } }>;
-}): Promise<string> {
-  for await (const event of execution.updates()) {
-    if (event.task) return event.task.taskId;
-  }
-  throw new Error("no task event");
-}

@@ -10,7 +10,7 @@ import {
 } from "@mcp-tasks/core";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
+import { createLegacyHandler, type LegacyFetchExtra, type LegacyHandler } from "../src/index.js";
 
 export const alice: Owner = owner({ principalId: "alice", tenantId: "acme" });
 export const bob: Owner = owner({ principalId: "bob", tenantId: "acme" });
@@ -206,7 +206,7 @@ export async function startServer(s: Stack): Promise<RunningServer> {
   });
   const tap: WireTap = { exchanges: [] };
   const tapped = {
-    async fetch(request: Request, extra?: { authInfo?: never; parsedBody?: unknown }) {
+    async fetch(request: Request, extra?: LegacyFetchExtra) {
       let body: unknown;
       if (request.method === "POST")
         body = await request
@@ -227,7 +227,8 @@ export async function startServer(s: Stack): Promise<RunningServer> {
       return new Response(theirs, { status: response.status, headers: response.headers });
     },
   };
-  const http: HttpServer = createServer(toNodeHandler(tapped));
+  const handle = toNodeHandler(tapped);
+  const http: HttpServer = createServer((req, res) => void handle(req as never, res as never));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;
   return {
