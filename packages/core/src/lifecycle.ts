@@ -170,10 +170,10 @@ export function completeTask(
   task: TaskRecord,
   now: number,
   result: Readonly<Record<string, unknown>>,
-  statusMessage: string | null = null,
+  statusMessage: string | null | undefined = null,
 ): TaskRecord {
   assertIntentAllowed(task, "complete");
-  return terminal(task, now, "completed", { kind: "result", result }, statusMessage);
+  return terminal(task, now, "completed", { kind: "result", result }, statusMessage ?? null);
 }
 
 /** `working | input_required → failed` with a JSON-RPC error. */
@@ -181,20 +181,20 @@ export function failTask(
   task: TaskRecord,
   now: number,
   error: JsonRpcErrorObject,
-  statusMessage: string | null = error.message,
+  statusMessage: string | null | undefined = error.message,
 ): TaskRecord {
   assertIntentAllowed(task, "fail");
-  return terminal(task, now, "failed", { kind: "error", error }, statusMessage);
+  return terminal(task, now, "failed", { kind: "error", error }, statusMessage ?? null);
 }
 
 /** `working | input_required → cancelled`: the worker acknowledges a cancellation. */
 export function markTaskCancelled(
   task: TaskRecord,
   now: number,
-  statusMessage: string | null = "The task was cancelled by request.",
+  statusMessage: string | null | undefined = "The task was cancelled by request.",
 ): TaskRecord {
   assertIntentAllowed(task, "markCancelled");
-  return terminal(task, now, "cancelled", null, statusMessage);
+  return terminal(task, now, "cancelled", null, statusMessage ?? null);
 }
 
 /** Checks the keys of a new batch of input requests against the task's lifetime ledger. */

@@ -118,8 +118,7 @@ export class TaskService {
   }
 
   async get(caller: Owner, taskId: string): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(scope, taskId, await this.store.get(taskId, scope));
+    return this.#guarded(caller, taskId, (scope) => this.store.get(taskId, scope));
   }
 
   /** One page of the caller's tasks, oldest first. */
@@ -144,11 +143,8 @@ export class TaskService {
     result: Readonly<Record<string, unknown>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.complete(taskId, scope, result, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.complete(taskId, scope, result, statusMessage),
     );
   }
 
@@ -158,11 +154,8 @@ export class TaskService {
     error: JsonRpcErrorObject,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.fail(taskId, scope, error, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.fail(taskId, scope, error, statusMessage),
     );
   }
 
@@ -172,11 +165,8 @@ export class TaskService {
     requests: Readonly<Record<string, InputRequest>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.requireInput(taskId, scope, requests, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.requireInput(taskId, scope, requests, statusMessage),
     );
   }
 
@@ -185,18 +175,14 @@ export class TaskService {
     taskId: string,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.setStatusMessage(taskId, scope, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.setStatusMessage(taskId, scope, statusMessage),
     );
   }
 
   /** Records the wish to cancel (cooperative cancellation). */
   async requestCancel(caller: Owner, taskId: string): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(scope, taskId, await this.store.requestCancel(taskId, scope));
+    return this.#guarded(caller, taskId, (scope) => this.store.requestCancel(taskId, scope));
   }
 
   /** Moves a running task to `cancelled` (the worker's acknowledgement). */
@@ -205,11 +191,8 @@ export class TaskService {
     taskId: string,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.markCancelled(taskId, scope, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.markCancelled(taskId, scope, statusMessage),
     );
   }
 
@@ -322,6 +305,15 @@ export class TaskService {
     if (limit === undefined) return this.#defaultPageSize;
     if (!Number.isFinite(limit) || limit < 1) return 1;
     return Math.min(Math.floor(limit), this.#maxPageSize);
+  }
+
+  async #guarded(
+    caller: Owner,
+    taskId: string,
+    operation: (scope: OwnerScope) => Promise<TaskRecord>,
+  ): Promise<TaskRecord> {
+    const scope = this.scope(caller);
+    return this.#verified(scope, taskId, await operation(scope));
   }
 
   #verified(scope: OwnerScope, taskId: string, record: TaskRecord): TaskRecord {

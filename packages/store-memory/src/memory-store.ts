@@ -211,12 +211,7 @@ export class MemoryTaskStore implements TaskStore {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     const slot = this.#find(taskId, scope);
-    const now = this.#clock.now();
-    const next =
-      statusMessage === undefined
-        ? failTask(slot.record, now, error)
-        : failTask(slot.record, now, error, statusMessage);
-    return this.#finish(slot, next);
+    return this.#finish(slot, failTask(slot.record, this.#clock.now(), error, statusMessage));
   }
 
   async markCancelled(
@@ -225,12 +220,7 @@ export class MemoryTaskStore implements TaskStore {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     const slot = this.#find(taskId, scope);
-    const now = this.#clock.now();
-    const next =
-      statusMessage === undefined
-        ? markTaskCancelled(slot.record, now)
-        : markTaskCancelled(slot.record, now, statusMessage);
-    return this.#finish(slot, next);
+    return this.#finish(slot, markTaskCancelled(slot.record, this.#clock.now(), statusMessage));
   }
 
   async requireInput(
