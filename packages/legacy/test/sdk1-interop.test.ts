@@ -5,6 +5,7 @@ import {
   CreateTaskResultSchema,
   ElicitRequestSchema,
   McpError,
+  TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RELATED_TASK_META_KEY } from "../src/index.js";
@@ -248,4 +249,59 @@ describe("@modelcontextprotocol/sdk 1.x Client (experimental tasks, tasks/result
     const result = await a.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: "text", text: "echo: " }]);
   });
+
+  it("sends notifications/tasks/status on status changes and progress with the original token", async () => {
+    const c = await client("alice");
+    const statuses: { taskId: string; status: string }[] = [];
+    c.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+      statuses.push({ taskId: notification.params.taskId, status: notification.params.status });
+    });
+    const progress: { progress: number; message?: string | undefined }[] = [];
+    server.stack.gates.set("notify", new Gate());
+    let taskId = "";
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "slow_echo", arguments: { gate: "notify" } },
+      CallToolResultSchema,
+      {
+        task: {},
+        onprogress: (p) => {
+          progress.push({ progress: p.progress, message: p.message });
+        },
+      },
+    )) {
+      if (message.type === "taskCreated") taskId = message.task.taskId;
+      if (message.type === "taskStatus" && message.task.statusMessage === "working on it") {
+        server.stack.gates.get("notify")?.open();
+      }
+    }
+    // The terminal notification may still be in flight on the session stream.
+    await waitUntil(() => statuses.some((s) => s.taskId === taskId && s.status === "completed"));
+    expect(statuses.filter((s) => s.taskId === taskId).map((s) => s.status)).toEqual(["completed"]);
+    expect(progress).toEqual([{ progress: 1, message: "working on it" }]);
+  });
+
+  it("rejects a request of the session from another owner like an unknown session", async () => {
+    const c = await client("alice");
+    const transport = c.transport as StreamableHTTPClientTransport;
+    const response = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": transport.sessionId ?? "",
+        "mcp-protocol-version": "2025-11-25",
+        "x-owner": "bob",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/list", params: {} }),
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { message: "Session not found" } });
+  });
 });
+
+/** Resolves once `condition` holds, checking on each macrotask turn (no timing assertion). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
