@@ -23,3 +23,90 @@ export async function dropSchemas(schemas: Iterable<string>): Promise<void> {
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+
+/** Builds dist/ (child processes run the built package with plain `node`). */
+export function buildPackage(): void {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+    cwd: packageDir,
+    stdio: "inherit",
+    timeout: 120_000,
+  });
+}
+
+/** A child process running test/fixtures/store-node.mjs, read line by line. */
+export class ChildNode {
+  readonly process: ChildProcess;
+  readonly messages: Record<string, unknown>[] = [];
+  #waiters: (() => void)[] = [];
+  #buffer = "";
+  #nextId = 1;
+  stderr = "";
+
+  constructor(env: Record<string, string>) {
+    this.process = spawn(process.execPath, ["test/fixtures/store-node.mjs"], {
+      cwd: packageDir,
+      env: { ...process.env, DATABASE_URL, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.process.stdout!.on("data", (chunk: Buffer) => {
+      this.#buffer += chunk.toString("utf8");
+      let nl = this.#buffer.indexOf("\n");
+      while (nl >= 0) {
+        const line = this.#buffer.slice(0, nl);
+        this.#buffer = this.#buffer.slice(nl + 1);
+        if (line.trim()) this.messages.push(JSON.parse(line));
+        nl = this.#buffer.indexOf("\n");
+      }
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.process.stderr!.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString("utf8");
+    });
+  }
+
+  /** Waits (bounded) for a message matching `match`. */
+  async waitFor(
+    match: (m: Record<string, unknown>) => boolean,
+    timeoutMs = 15_000,
+  ): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.messages.find(match);
+      if (found) return found;
+      if (Date.now() > deadline || this.process.exitCode !== null) {
+        throw new Error(`child: no matching message (stderr: ${this.stderr.slice(-2000)})`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 100);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Sends a command and resolves with its value (or rejects with its error). */
+  async call(op: string, args: Record<string, unknown> = {}): Promise<unknown> {
+    const id = this.#nextId++;
+    this.process.stdin!.write(`${JSON.stringify({ id, op, args })}\n`);
+    const reply = await this.waitFor((m) => m.id === id);
+    if (reply.ok !== true) throw Object.assign(new Error("child call failed"), reply.error);
+    return reply.value;
+  }
+
+  /** SIGKILL, and wait for the process to be gone. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    if (this.process.exitCode !== null || this.process.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.process.once("exit", () => resolve()));
+    this.process.kill(signal);
+    await exited;
+  }
+}

@@ -1,0 +1,198 @@
+import {
+  isTaskError,
+  type OwnerScope,
+  owner,
+  ownerScope,
+  type TaskChange,
+  type TaskRecord,
+  TaskService,
+} from "@mcp-tasks/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+
+const ALICE = owner({ principalId: "alice", tenantId: "acme" });
+const SCOPE = ownerScope(ALICE, { requireOwner: false }) as OwnerScope;
+
+let n = 0;
+const newTask = (overrides: Record<string, unknown> = {}) => ({
+  taskId: `two-node-${process.pid}-${Date.now()}-${n++}`,
+  era: "2026-07-28" as const,
+  request: { toolName: "slow_compute", arguments: { n } },
+  ttlMs: 3_600_000,
+  ttlAnchor: "creation" as const,
+  pollIntervalMs: 100,
+  ...overrides,
+});
+
+/** Resolves with the first change matching `match`, or rejects after `timeoutMs`. */
+function nextChange(
+  store: DrizzleTaskStore,
+  taskId: string,
+  match: (c: TaskChange) => boolean,
+  timeoutMs = 5000,
+): Promise<TaskChange> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no matching change for ${taskId} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const stop = store.watch((c) => {
+      if (!match(c)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(c);
+    }, taskId);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+for (const notify of ["after-commit", "in-transaction"] as const) {
+  describe(`two nodes, two pools (notify ${notify})`, () => {
+    const schema = freshSchemaName("n");
+    let a: DrizzleTaskStore;
+    let b: DrizzleTaskStore;
+
+    beforeAll(async () => {
+      await migrate(DATABASE_URL, { schema });
+      // Two independent pools, as two server nodes would have.
+      a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify });
+      b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify });
+    });
+
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await dropSchemas([schema]);
+    });
+
+    it("a task created on A is at once readable on B, owner and all", async () => {
+      const created = await a.create(newTask(), SCOPE);
+      const read = await b.get(created.taskId, SCOPE);
+      expect(read).toEqual(created);
+      expect(read.owner).toEqual(ALICE);
+    });
+
+    it("a cancel request written through B wakes the handler watching on A", async () => {
+      const t = await a.create(newTask(), SCOPE);
+      const woke = nextChange(a, t.taskId, (c) => c.kind === "cancel_requested");
+      await b.requestCancel(t.taskId, SCOPE);
+      expect(await woke).toMatchObject({ kind: "cancel_requested", status: "working", version: 2 });
+      expect((await a.get(t.taskId, SCOPE)).cancelRequestedAt).not.toBeNull();
+    });
+
+    it("an input response submitted through B wakes the worker on A, which takes it", async () => {
+      const t = await a.create(newTask(), SCOPE);
+      await a.requireInput(t.taskId, SCOPE, { q: { method: "elicitation/create" } });
+      const woke = nextChange(a, t.taskId, (c) => c.kind === "input_submitted");
+      const submitted = await b.submitInput(t.taskId, SCOPE, { q: { action: "accept" } });
+      expect(submitted.acceptedKeys).toEqual(["q"]);
+      expect((await woke).status).toBe("working");
+      const taken = await a.takeInputResponses(t.taskId, SCOPE);
+      expect(taken.responses).toEqual({ q: { action: "accept" } });
+    });
+
+    it("a blocking wait for the result on B wakes when A completes the task", async () => {
+      // Recheck far in the future: only the change feed can wake the wait in time.
+      const serviceB = new TaskService({ store: b, waitRecheckMs: 60_000 });
+      const serviceA = new TaskService({ store: a });
+      const t = await serviceA.create(ALICE, {
+        era: "2025-11-25",
+        request: { toolName: "slow_compute", arguments: {} },
+      });
+      const started = Date.now();
+      const waiting = serviceB.waitFor(ALICE, t.taskId, (task) => task.status === "completed");
+      await sleep(50);
+      await serviceA.complete(ALICE, t.taskId, { content: [{ type: "text", text: "done" }] });
+      const done = await waiting;
+      expect(done.status).toBe("completed");
+      expect(Date.now() - started).toBeLessThan(30_000);
+    });
+
+    it("200 conflicting terminal transitions from both nodes: exactly one wins", async () => {
+      const t = await a.create(newTask(), SCOPE);
+      const writes = Array.from({ length: 200 }, (_, i) => {
+        const node = i % 2 === 0 ? a : b;
+        switch (i % 3) {
+          case 0:
+            return node.complete(t.taskId, SCOPE, { content: [{ type: "text", text: `w${i}` }] });
+          case 1:
+            return node.fail(t.taskId, SCOPE, { code: -32000, message: `w${i}` });
+          default:
+            return node.markCancelled(t.taskId, SCOPE, `w${i}`);
+        }
+      });
+      const settled = await Promise.allSettled(writes);
+      const won = settled.filter(
+        (r) => r.status === "fulfilled",
+      ) as PromiseFulfilledResult<TaskRecord>[];
+      const lost = settled.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(199);
+      for (const r of lost) expect(isTaskError(r.reason, "invalid_transition")).toBe(true);
+      const final = await b.get(t.taskId, SCOPE);
+      expect(final).toEqual(won[0]!.value);
+      expect(final.version).toBe(2);
+    });
+
+    it("expired tasks are swept by both nodes at once, each exactly once", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const t = await a.create(newTask({ ttlMs: 1 }), SCOPE);
+        await a.complete(t.taskId, SCOPE, {});
+        ids.push(t.taskId);
+      }
+      await sleep(20);
+      const [ra, rb] = await Promise.all([
+        a.cleanupExpired({ limit: 1000 }),
+        b.cleanupExpired({ limit: 1000 }),
+      ]);
+      expect(ra + rb).toBeGreaterThanOrEqual(30);
+      for (const id of ids) {
+        await expect(b.get(id, SCOPE)).rejects.toMatchObject({ code: "not_found_or_unauthorized" });
+      }
+    });
+
+    it("measures the cross-node wake-up latency (printed, not asserted)", async () => {
+      const t = await a.create(newTask(), SCOPE);
+      const fromCall: number[] = [];
+      const fromCommit: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const arrived = nextChange(b, t.taskId, (c) => c.version === i + 2);
+        const t0 = performance.now();
+        await a.setStatusMessage(t.taskId, SCOPE, `step ${i}`);
+        const t1 = performance.now();
+        await arrived;
+        const t2 = performance.now();
+        fromCall.push(t2 - t0);
+        fromCommit.push(t2 - t1);
+      }
+      fromCall.sort((x, y) => x - y);
+      fromCommit.sort((x, y) => x - y);
+      const f = (x: number) => x.toFixed(2);
+      console.log(
+        `[wake-up latency, notify ${notify}] write issued on A → event on B: p50 ${f(percentile(fromCall, 50))} ms, p99 ${f(percentile(fromCall, 99))} ms; write resolved on A → event on B: p50 ${f(percentile(fromCommit, 50))} ms, p99 ${f(percentile(fromCommit, 99))} ms (200 samples)`,
+      );
+      expect(fromCall).toHaveLength(200);
+    });
+  });
+}
+
+describe("migrate", () => {
+  const schema = freshSchemaName("m");
+  afterEach(() => dropSchemas([schema]));
+
+  it("is safe when two nodes run it at once: one applies, the other finds nothing to do", async () => {
+    const results = await Promise.all([
+      migrate(DATABASE_URL, { schema }),
+      migrate(DATABASE_URL, { schema }),
+    ]);
+    const applied = results.map((r) => r.applied.length).sort();
+    expect(applied[0]).toBe(0);
+    expect(applied[1]).toBeGreaterThan(0);
+    expect((await migrate(DATABASE_URL, { schema })).applied).toEqual([]);
+  });
+});
