@@ -18,6 +18,8 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
   readonly poolSize?: number;
   /** Give up connecting after this many seconds; default 5. */
   readonly connectTimeoutSeconds?: number;
+  /** `application_name` of the pool's connections (shown in pg_stat_activity); default `mcp-tasks`. */
+  readonly applicationName?: string;
   /** Run {@link migrate} (with the same schema) before opening; default false. */
   readonly migrate?: boolean;
 }
@@ -49,7 +51,10 @@ export async function createPostgresTaskStore(
       prepare: true,
       connect_timeout: connectTimeout,
       onnotice: () => {},
-      connection: { application_name: "mcp-tasks", statement_timeout: timeoutMs },
+      connection: {
+        application_name: options.applicationName ?? "mcp-tasks",
+        statement_timeout: timeoutMs,
+      },
     });
     // Notifications carry nothing durable, so their commits need not wait for the disk.
     notifySql = postgres(options.url, {
@@ -57,7 +62,10 @@ export async function createPostgresTaskStore(
       prepare: true,
       connect_timeout: connectTimeout,
       onnotice: () => {},
-      connection: { application_name: "mcp-tasks-notify", synchronous_commit: "off" },
+      connection: {
+        application_name: `${options.applicationName ?? "mcp-tasks"}-notify`,
+        synchronous_commit: "off",
+      },
     });
     owned = [sql, notifySql];
   }

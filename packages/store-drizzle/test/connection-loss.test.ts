@@ -1,0 +1,175 @@
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { isTaskError, type OwnerScope, owner, ownerScope } from "@mcp-tasks/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+
+const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
+const target = new URL(DATABASE_URL);
+
+/**
+ * A TCP relay between the store and the real PostgreSQL on 127.0.0.1, which the test can
+ * cut (every connection reset, the port closed), black-hole (accepts, never answers) and
+ * restore on the same port: the database "goes away" without stopping the shared server.
+ */
+class Relay {
+  #server: Server | null = null;
+  readonly #sockets = new Set<Socket>();
+  blackHole = false;
+  port = 0;
+
+  async start(): Promise<void> {
+    const server = createServer((client) => {
+      this.#sockets.add(client);
+      client.on("close", () => this.#sockets.delete(client));
+      client.on("error", () => {});
+      if (this.blackHole) return;
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      this.#sockets.add(upstream);
+      upstream.on("close", () => this.#sockets.delete(upstream));
+      upstream.on("error", () => client.destroy());
+      client.on("error", () => upstream.destroy());
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
+    this.port = (server.address() as { port: number }).port;
+    this.#server = server;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.#sockets) s.destroy();
+    this.#sockets.clear();
+    const server = this.#server;
+    this.#server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  url(): string {
+    const u = new URL(DATABASE_URL);
+    u.hostname = "127.0.0.1";
+    u.port = String(this.port);
+    return u.toString();
+  }
+}
+
+async function expectUnavailable(promise: Promise<unknown>): Promise<number> {
+  const started = Date.now();
+  try {
+    await promise;
+  } catch (error) {
+    expect(isTaskError(error, "store_unavailable"), String(error)).toBe(true);
+    expect((error as Error).message).toMatch(/unavailable/);
+    return Date.now() - started;
+  }
+  throw new Error("expected store_unavailable, but the call succeeded");
+}
+
+describe("connection loss", () => {
+  const schema = freshSchemaName("c");
+  const relay = new Relay();
+  let store: DrizzleTaskStore;
+
+  beforeAll(async () => {
+    await migrate(DATABASE_URL, { schema });
+    await relay.start();
+    store = await createPostgresTaskStore({
+      url: relay.url(),
+      schema,
+      poolSize: 4,
+      operationTimeoutMs: 1500,
+      applicationName: schema,
+      connectTimeoutSeconds: 2,
+    });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await relay.stop();
+    await dropSchemas([schema]);
+  });
+
+  const task = (id: string) => ({
+    taskId: `${schema}-${id}`,
+    era: "2026-07-28" as const,
+    request: { toolName: "t", arguments: {} },
+    ttlMs: null,
+    ttlAnchor: "creation" as const,
+    pollIntervalMs: null,
+  });
+
+  it("fails fast with store_unavailable while the database is gone, and recovers without losing a task", async () => {
+    const committed = await store.create(task("before"), SCOPE);
+    await relay.stop();
+    const elapsed = await expectUnavailable(store.get(committed.taskId, SCOPE));
+    expect(elapsed).toBeLessThan(10_000);
+    await expectUnavailable(store.create(task("during"), SCOPE));
+    await expectUnavailable(store.list(SCOPE, { limit: 10 }));
+
+    await relay.start(); // the same port: the database is back
+    let recovered: unknown;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      try {
+        recovered = await store.get(committed.taskId, SCOPE);
+        break;
+      } catch (error) {
+        expect(isTaskError(error, "store_unavailable")).toBe(true);
+        await sleep(200);
+      }
+    }
+    expect(recovered).toEqual(committed);
+    const after = await store.create(task("after"), SCOPE);
+    expect((await store.get(after.taskId, SCOPE)).status).toBe("working");
+  });
+
+  it("a database that accepts connections but never answers times out, never hangs", async () => {
+    await relay.stop();
+    relay.blackHole = true;
+    await relay.start();
+    try {
+      const elapsed = await expectUnavailable(store.get(`${schema}-before`, SCOPE));
+      expect(elapsed).toBeLessThan(10_000);
+    } finally {
+      await relay.stop();
+      relay.blackHole = false;
+      await relay.start();
+    }
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        expect((await store.get(`${schema}-before`, SCOPE)).taskId).toBe(`${schema}-before`);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await sleep(200);
+      }
+    }
+  });
+
+  it("a backend killed by the server (pg_terminate_backend) costs at most the calls in flight", async () => {
+    const admin = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 1 });
+    try {
+      await store.get(`${schema}-before`, SCOPE);
+      const killed = await admin.query(
+        "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1",
+        [schema],
+      );
+      expect(killed[0]!.n).toBeGreaterThan(0);
+      let ok = false;
+      for (let i = 0; i < 20 && !ok; i++) {
+        try {
+          await store.get(`${schema}-before`, SCOPE);
+          ok = true;
+        } catch (error) {
+          expect(isTaskError(error, "store_unavailable")).toBe(true);
+          await sleep(100);
+        }
+      }
+      expect(ok).toBe(true);
+    } finally {
+      await admin.close();
+    }
+  });
+});
