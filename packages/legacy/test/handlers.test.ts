@@ -17,9 +17,9 @@ import {
   type StoreFactory,
   type StoreFixture,
 } from "./fixtures.js";
-import { extraStoreFactories } from "./stores.js";
+import { postgresStore } from "./stores.js";
 
-const factories: StoreFactory[] = [memoryStore, ...(await extraStoreFactories())];
+const factories: StoreFactory[] = [memoryStore, postgresStore];
 
 async function rpcError(promise: Promise<unknown>): Promise<LegacyRpcError> {
   const error = await promise.then(
