@@ -16,7 +16,10 @@ const SIZES = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number)
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const OWNERS = 100;
 const RANDOM_OPS = 200_000;
-const PAGE_CALLS = { 10000: 2000, 100000: 200 };
+// Page calls run for a fixed time slice (bounded in count too): the SDK store needs
+// milliseconds per page at 100k tasks, ours about a microsecond.
+const PAGE_SLICE_MS = 300;
+const PAGE_MAX_CALLS = 200_000;
 const TTL_MS = 60 * 60 * 1000;
 const REQUEST = Object.freeze({ toolName: "echo", arguments: Object.freeze({ text: "hello" }) });
 const SDK_REQUEST = Object.freeze({
@@ -166,6 +169,18 @@ async function timed(count, fn) {
   return { opsPerSec: count / seconds, msPerOp: (seconds * 1000) / count };
 }
 
+async function timedFor(sliceMs, maxCount, fn) {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(sliceMs) * 1_000_000n;
+  let count = 0;
+  while (count < maxCount && (count % 16 !== 0 || process.hrtime.bigint() < deadline)) {
+    await fn(count);
+    count++;
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  return { opsPerSec: count / seconds, msPerOp: (seconds * 1000) / count };
+}
+
 function timers() {
   return process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
 }
@@ -187,8 +202,7 @@ async function runOnce(name, n) {
   const update = await timed(RANDOM_OPS, (k) => a.update(ids[picks[k]], picks[k]));
   const half = Math.floor(n / 2);
   const complete = await timed(half, (k) => a.complete(ids[k], k));
-  const pageCalls = PAGE_CALLS[n] ?? 100;
-  const page = await timed(pageCalls, (k) => a.page(k % OWNERS));
+  const page = await timedFor(PAGE_SLICE_MS, PAGE_MAX_CALLS, (k) => a.page(k % OWNERS));
   await a.close();
   return { create, get, update, complete, page, bytesPerTask, liveTimers };
 }
