@@ -31,7 +31,7 @@ export interface ScenarioRun {
   output: string;
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 const CHECK = /^\S+\s+\[([^\]]+?)\s*\]\s+(SUCCESS|FAILURE|WARNING|SKIPPED|INFO)\s*(.*)$/;
 const SUMMARY = /Passed:\s*(\d+)\/(\d+),\s*(\d+) failed,\s*(\d+) warnings/;
 
