@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type InputResponse,
+  isTaskError,
   isTerminal,
   type Owner,
   type TaskContext,
@@ -13,7 +14,7 @@ import {
 import type { z } from "zod";
 import { JSONRPC, LegacyRpcError, rpc } from "./errors.js";
 import { type DeliveryChannel, followTask, InputPump, InputRegistry } from "./input-bridge.js";
-import { toLegacyPayload, toLegacyTask, toLegacyTool } from "./projection.js";
+import { legacyStatusOf, toLegacyPayload, toLegacyTask, toLegacyTool } from "./projection.js";
 import {
   type CallToolParams,
   CallToolParamsSchema,
@@ -219,9 +220,28 @@ export class LegacyTaskHandlers {
    */
   async cancelTask(owner: Owner, params: unknown): Promise<LegacyTask> {
     const { taskId } = parse(TaskIdParamsSchema, params, "tasks/cancel");
-    return toLegacyTask(
-      await rpc(() => this.service.cancelNow(owner, taskId, "The task was cancelled by request.")),
-    );
+    return toLegacyTask(await rpc(() => this.#cancel(owner, taskId)));
+  }
+
+  async #cancel(owner: Owner, taskId: string): Promise<TaskRecord> {
+    const before = await this.service.get(owner, taskId);
+    if (isTerminal(before.status)) {
+      throw new LegacyRpcError(
+        JSONRPC.INVALID_PARAMS,
+        `Cannot cancel task: already in terminal status '${legacyStatusOf(before)}'`,
+      );
+    }
+    try {
+      return await this.service.cancelNow(owner, taskId, "The task was cancelled by request.");
+    } catch (error) {
+      // `cancelNow` records the request, then marks the task cancelled. A worker that sees
+      // the request in between may acknowledge it first: the task is then cancelled, as
+      // asked, and the second mark fails. Anything else that ended it first is terminal.
+      if (!isTaskError(error, "invalid_transition")) throw error;
+      const after = await this.service.get(owner, taskId);
+      if (after.status === "cancelled") return after;
+      throw error;
+    }
   }
 
   async #runSynchronously(
