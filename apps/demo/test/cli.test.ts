@@ -1,0 +1,91 @@
+import { execFileSync, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../src/config.js";
+import { rpc } from "./helpers/wire.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [main, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+describe("the demo binary", () => {
+  beforeAll(() => {
+    execFileSync(
+      process.execPath,
+      [fileURLToPath(import.meta.resolve("typescript/bin/tsc")), "-p", "tsconfig.build.json"],
+      { cwd: root },
+    );
+  }, 120_000);
+
+  it("parses flags over environment variables", () => {
+    expect(
+      parseConfig(["--port", "0", "--store", "memory"], {
+        PORT: "9",
+        HOST: "::1",
+        DEMO_TOKENS: "a=b@c",
+      }),
+    ).toMatchObject({
+      port: 0,
+      host: "::1",
+      store: "memory",
+      tokens: "a=b@c",
+      requireAuth: false,
+      legacy: true,
+    });
+    expect(() => parseConfig(["--port", "x"], {})).toThrow(/port/);
+    expect(() => parseConfig(["--store", "redis"], {})).toThrow(/store/);
+    expect(() => parseConfig(["--bogus"], {})).toThrow();
+  });
+
+  it("prints help", async () => {
+    const p = run(["--help"]);
+    expect(await p.exited).toBe(0);
+    expect(p.out()).toContain("--require-auth");
+  });
+
+  it("refuses an unavailable store clearly", async () => {
+    const p = run(["--store", "pglite", "--port", "0"]);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain("not available yet");
+  });
+
+  it("prints one listening line, serves, and exits 0 on SIGTERM after in-flight requests", async () => {
+    const p = run(["--port", "0", "--tokens", "t1=alice@acme"]);
+    let url = "";
+    for (let i = 0; i < 200 && !url; i++) {
+      url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
+      if (!url) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(p.out().match(/listening on/g)).toHaveLength(1);
+    expect(p.out()).toContain("store: memory");
+    const inFlight = rpc(
+      url,
+      "tools/call",
+      { name: "slow_compute", arguments: { seconds: 0.3 } },
+      { token: "t1", capabilities: {} },
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    p.child.kill("SIGTERM");
+    const answered = await inFlight;
+    expect(answered.body?.result).toMatchObject({ content: [{ text: "Computed job in 0.3s" }] });
+    expect(await p.exited).toBe(0);
+  }, 30_000);
+});
