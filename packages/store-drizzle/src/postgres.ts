@@ -24,8 +24,11 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
   readonly migrate?: boolean;
 }
 
-const NOTIFY_BATCH =
-  "SELECT pg_notify($1::text, p) FROM jsonb_array_elements_text($2::text::jsonb) AS p";
+// Notifications carry nothing durable, so their commit need not wait for the disk: the
+// transaction-local set_config makes this one statement's commit asynchronous.
+const NOTIFY_BATCH = `SELECT pg_notify($1::text, p)
+  FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit,
+    jsonb_array_elements_text($2::text::jsonb) AS p`;
 
 /**
  * Opens a task store on a PostgreSQL server through postgres.js. Resolves once the store
@@ -56,7 +59,7 @@ export async function createPostgresTaskStore(
         statement_timeout: timeoutMs,
       },
     });
-    // Notifications carry nothing durable, so their commits need not wait for the disk.
+    // A connection of its own, so batches of notifications never wait for a pool slot.
     notifySql = postgres(options.url, {
       max: 1,
       prepare: true,
@@ -64,7 +67,6 @@ export async function createPostgresTaskStore(
       onnotice: () => {},
       connection: {
         application_name: `${options.applicationName ?? "mcp-tasks"}-notify`,
-        synchronous_commit: "off",
       },
     });
     owned = [sql, notifySql];

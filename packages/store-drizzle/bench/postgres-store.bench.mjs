@@ -1,0 +1,169 @@
+// PostgreSQL store benchmark. For each operation, at 1 and 16 operations in flight, it
+// measures in the same run (1) the physical limit: the same single-row statement issued raw
+// through the same postgres.js pool, and (2) the store doing it, and prints ops/s and the
+// ratio store/raw. Runs against dist/ (the bench script builds first via turbo).
+// Bounded: a fixed time per case (BENCH_SECONDS, default 3) and a fixed set of cases.
+import { createIdGenerator, owner as makeOwner, ownerKey, ownerScope } from "@mcp-tasks/core";
+import postgres from "postgres";
+import { createPostgresTaskStore, migrate } from "../dist/index.js";
+
+const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const WARMUP_MS = 500;
+const OWNERS = 100;
+const SEED_LISTED = 20_000; // finished tasks spread over the owners, for get and list
+const SEED_WORKING = 160_000; // running tasks for the raw and store completes to finish
+const PAGE = 50;
+const schema = `bench_${process.pid}`;
+const T = `"${schema}"."mcp_tasks"`;
+
+const owners = Array.from({ length: OWNERS }, (_, i) => makeOwner({ principalId: `owner-${i}` }));
+const closedScopes = owners.map((o) => ownerScope(o, { requireOwner: true }));
+const openScopes = owners.map((o) => ownerScope(o, { requireOwner: false }));
+const keys = owners.map(ownerKey);
+const REQUEST = { toolName: "echo", arguments: { text: "hello" } };
+const RESULT = { content: [{ type: "text", text: "done" }] };
+const ids = createIdGenerator();
+const pick = (n) => Math.floor(Math.random() * n);
+
+const sql = postgres(URL, {
+  max: 16,
+  prepare: true,
+  onnotice: () => {},
+  connection: { application_name: "mcp-tasks-bench" },
+});
+
+async function measure(inFlight, op) {
+  let count = 0;
+  let measuring = false;
+  const start = performance.now();
+  const warmEnd = start + WARMUP_MS;
+  const end = warmEnd + SECONDS * 1000;
+  let t0 = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      for (;;) {
+        const now = performance.now();
+        if (now >= end) return;
+        if (!measuring && now >= warmEnd) {
+          measuring = true;
+          t0 = now;
+        }
+        await op();
+        if (measuring) count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - t0) / 1000);
+}
+
+async function main() {
+  await migrate(sql, { schema });
+  console.log(`seeding ${SEED_LISTED + SEED_WORKING} tasks in schema ${schema} …`);
+  const ownerParts = JSON.stringify(owners.map((o) => o.principalId));
+  const ownerKeys = JSON.stringify(keys);
+  const seed = (n, status, prefix) =>
+    sql.unsafe(
+      `INSERT INTO ${T} (id, owner_key, owner_principal, era, status, request, result, ttl_ms, ttl_anchor, created_at, updated_at)
+       SELECT $1 || g, ($2::text::jsonb ->> (g % ${OWNERS})::int), ($3::text::jsonb ->> (g % ${OWNERS})::int), '2026-07-28', $4,
+         $5::text::jsonb, NULL, 3600000, 'creation', now(), now()
+       FROM generate_series(1, $6::int) AS g`,
+      [prefix, ownerKeys, ownerParts, status, JSON.stringify(REQUEST), n],
+    );
+  await seed(SEED_LISTED, "working", "l-");
+  await seed(SEED_WORKING, "working", "w-");
+  await sql.unsafe(`VACUUM ANALYZE ${T}`);
+  const working = Array.from({ length: SEED_WORKING }, (_, i) => `w-${i + 1}`);
+  let nextWorking = 0;
+  const takeWorking = () => {
+    if (nextWorking >= working.length) throw new Error("bench ran out of seeded running tasks");
+    return working[nextWorking++];
+  };
+  const listedId = () => `l-${1 + pick(SEED_LISTED)}`;
+  // Owner of l-g is g % OWNERS.
+  const ownerOfListed = (id) => Number(id.slice(2)) % OWNERS;
+
+  const store = await createPostgresTaskStore({ sql, schema, maxPageSize: 100 });
+  const requestJson = JSON.stringify(REQUEST);
+  const resultJson = JSON.stringify(RESULT);
+
+  const cases = [
+    {
+      name: "create",
+      raw: () => {
+        const o = pick(OWNERS);
+        return sql`INSERT INTO ${sql(schema)}.mcp_tasks (id, owner_key, owner_principal, era, status, request, ttl_ms, ttl_anchor, created_at, updated_at)
+          VALUES (${ids()}, ${keys[o]}, ${owners[o].principalId}, '2026-07-28', 'working', ${requestJson}::text::jsonb, 3600000, 'creation', now(), now())`;
+      },
+      store: () =>
+        store.create(
+          {
+            taskId: ids(),
+            era: "2026-07-28",
+            request: REQUEST,
+            ttlMs: 3_600_000,
+            ttlAnchor: "creation",
+            pollIntervalMs: null,
+          },
+          closedScopes[pick(OWNERS)],
+        ),
+    },
+    {
+      name: "get",
+      raw: () => sql`SELECT * FROM ${sql(schema)}.mcp_tasks WHERE id = ${listedId()}`,
+      store: () => {
+        const id = listedId();
+        return store.get(id, closedScopes[ownerOfListed(id)]);
+      },
+    },
+    {
+      name: "complete",
+      raw: () =>
+        sql`UPDATE ${sql(schema)}.mcp_tasks SET status = 'completed', result = ${resultJson}::text::jsonb, updated_at = now()
+          WHERE id = ${takeWorking()} AND status IN ('working', 'input_required')`,
+      store: () => {
+        const id = takeWorking();
+        return store.complete(id, closedScopes[Number(id.slice(2)) % OWNERS], RESULT);
+      },
+    },
+    {
+      name: "owner page (50)",
+      raw: () =>
+        sql`SELECT * FROM ${sql(schema)}.mcp_tasks WHERE owner_key = ${keys[pick(OWNERS)]} AND seq > 0 ORDER BY seq LIMIT ${PAGE}`,
+      store: () => store.list(closedScopes[pick(OWNERS)], { limit: PAGE }),
+    },
+    {
+      name: "owner page (50), + unowned",
+      raw: () =>
+        sql`SELECT * FROM ${sql(schema)}.mcp_tasks WHERE owner_key = ${keys[pick(OWNERS)]} AND seq > 0 ORDER BY seq LIMIT ${PAGE}`,
+      store: () => store.list(openScopes[pick(OWNERS)], { limit: PAGE }),
+    },
+  ];
+
+  const rows = [];
+  for (const c of cases) {
+    for (const inFlight of [1, 16]) {
+      const raw = await measure(inFlight, c.raw);
+      const ours = await measure(inFlight, c.store);
+      rows.push({ name: c.name, inFlight, raw, ours, ratio: ours / raw });
+      console.log(
+        `${c.name.padEnd(28)} ${String(inFlight).padStart(2)} in flight: raw ${Math.round(raw).toLocaleString("en-US").padStart(7)} ops/s, store ${Math.round(ours).toLocaleString("en-US").padStart(7)} ops/s, ratio ${(ours / raw).toFixed(2)}`,
+      );
+    }
+  }
+  console.log("\n| Operation | In flight | Raw statement (ops/s) | Store (ops/s) | Store / raw |");
+  console.log("|---|---:|---:|---:|---:|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.name} | ${r.inFlight} | ${Math.round(r.raw).toLocaleString("en-US")} | ${Math.round(r.ours).toLocaleString("en-US")} | ${r.ratio.toFixed(2)} |`,
+    );
+  }
+  await store.close();
+}
+
+try {
+  await main();
+} finally {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+  await sql.end({ timeout: 5 });
+}
