@@ -1,0 +1,247 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { TaskService } from "@mcp-tasks/core";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { sdkTaskOptions, withTaskAuth } from "../src/sdk-task-store.js";
+import { Gate, memoryStore, type StoreFactory, type StoreFixture } from "./fixtures.js";
+import { postgresStore } from "./stores.js";
+
+/**
+ * An unmodified-handler `@modelcontextprotocol/sdk` 1.x server: the only change from the
+ * SDK's own examples is `...sdkTaskOptions({ service })` in the server options (and, for
+ * owners from auth info, `withTaskAuth` around the transport call).
+ */
+function buildServer(service: TaskService, gates: Map<string, Gate>): McpServer {
+  const server = new McpServer(
+    { name: "sdk1-durable", version: "1.0.0" },
+    {
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      ...sdkTaskOptions({ service }),
+    },
+  );
+  server.experimental.tasks.registerToolTask(
+    "slow_echo",
+    { inputSchema: { text: z.string(), gate: z.string() }, execution: { taskSupport: "required" } },
+    {
+      async createTask({ text, gate }, extra) {
+        const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl ?? null });
+        void (async () => {
+          await gates.get(gate)?.opened;
+          await extra.taskStore.storeTaskResult(task.taskId, "completed", {
+            content: [{ type: "text", text: `echo: ${text}` }],
+          });
+        })();
+        return { task };
+      },
+      getTask: (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: (_args, extra) =>
+        extra.taskStore.getTaskResult(extra.taskId) as Promise<never>,
+    },
+  );
+  server.experimental.tasks.registerToolTask(
+    "confirm",
+    { inputSchema: { question: z.string() }, execution: { taskSupport: "required" } },
+    {
+      async createTask({ question }, extra) {
+        const task = await extra.taskStore.createTask({});
+        void (async () => {
+          const answer = await extra.sendRequest(
+            {
+              method: "elicitation/create",
+              params: {
+                mode: "form",
+                message: question,
+                requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+              },
+            },
+            ElicitResultSchema,
+            // Typed out of `createTask`'s options, but honoured: queue it for this task.
+            { relatedTask: { taskId: task.taskId } } as never,
+          );
+          await extra.taskStore.updateTaskStatus(task.taskId, "working");
+          await extra.taskStore.storeTaskResult(task.taskId, "completed", {
+            content: [{ type: "text", text: `answer: ${answer.action}` }],
+          });
+        })();
+        return { task };
+      },
+      getTask: (_args, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: (_args, extra) =>
+        extra.taskStore.getTaskResult(extra.taskId) as Promise<never>,
+    },
+  );
+  return server;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return chunks.length === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
+const factories: StoreFactory[] = [memoryStore, postgresStore];
+
+describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name store", (factory) => {
+  let fixture: StoreFixture;
+  let service: TaskService;
+  let http: HttpServer;
+  let url: URL;
+  const gates = new Map<string, Gate>();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    fixture = await factory.create();
+    service = new TaskService({ store: fixture.store, pollIntervalMs: 20 });
+    http = createServer(async (req, res) => {
+      const body = req.method === "POST" ? await readBody(req) : undefined;
+      const who = req.headers["x-owner"];
+      const auth: AuthInfo | undefined =
+        typeof who === "string" ? { token: who, clientId: who, scopes: [] } : undefined;
+      const sessionId = req.headers["mcp-session-id"];
+      let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+      if (transport === undefined) {
+        transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, transport as StreamableHTTPServerTransport);
+          },
+        });
+        await buildServer(service, gates).connect(transport);
+      }
+      const t = transport;
+      await withTaskAuth(auth, () =>
+        t.handleRequest(auth ? Object.assign(req, { auth }) : req, res, body),
+      );
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([...transports.values()].map((t) => t.close()));
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    await fixture.close();
+  });
+
+  async function connect(who?: string) {
+    const client = new Client(
+      { name: "sdk1-client", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: who === undefined ? {} : { "x-owner": who } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  }
+
+  it("creates, polls and reads a durable task", async () => {
+    const c = await connect("alice");
+    gates.set("a", new Gate());
+    gates.get("a")?.open();
+    const messages = [];
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "slow_echo", arguments: { text: "hi", gate: "a" } },
+      CallToolResultSchema,
+      { task: { ttl: 30_000 } },
+    )) {
+      messages.push(message);
+    }
+    const created = messages[0];
+    if (created?.type !== "taskCreated") throw new Error("no task");
+    expect(created.task.ttl).toBe(30_000);
+    const last = messages.at(-1);
+    if (last?.type !== "result") throw new Error(`no result: ${JSON.stringify(last)}`);
+    expect(last.result.content).toEqual([{ type: "text", text: "echo: hi" }]);
+    // The task lives in our store, owned by the authenticated client.
+    const record = await service.get(
+      { principalId: "alice", tenantId: null, audience: null },
+      created.task.taskId,
+    );
+    expect(record.status).toBe("completed");
+  });
+
+  it("relays an elicitation through the SDK's queue on tasks/result", async () => {
+    const c = await connect("alice");
+    c.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: {} }));
+    const messages = [];
+    for await (const message of c.experimental.tasks.callToolStream(
+      { name: "confirm", arguments: { question: "Go?" } },
+      CallToolResultSchema,
+      { task: {} },
+    )) {
+      messages.push(message);
+    }
+    const last = messages.at(-1);
+    if (last?.type !== "result") throw new Error(`no result: ${JSON.stringify(last)}`);
+    expect(last.result.content).toEqual([{ type: "text", text: "answer: accept" }]);
+  });
+
+  it("scopes tasks by owner: another client cannot see, list, read or cancel them", async () => {
+    const a = await connect("alice");
+    const a2 = await connect("alice");
+    const b = await connect("bob");
+    gates.set("p", new Gate());
+    const created = await a.request(
+      {
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { text: "x", gate: "p" }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    const { taskId } = created.task;
+    await expect(b.experimental.tasks.getTask(taskId)).rejects.toMatchObject({ code: -32602 });
+    await expect(b.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      b.experimental.tasks.getTaskResult(taskId, CallToolResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
+    expect((await b.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(
+      taskId,
+    );
+    // The same principal in another session sees it.
+    expect((await a2.experimental.tasks.getTask(taskId)).status).toBe("working");
+    const cancelled = await a2.experimental.tasks.cancelTask(taskId);
+    expect(cancelled.status).toBe("cancelled");
+    gates.get("p")?.open();
+  });
+
+  it("scopes tasks by session when there is no auth info", async () => {
+    const s1 = await connect();
+    const s2 = await connect();
+    gates.set("s", new Gate());
+    const created = await s1.request(
+      {
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { text: "x", gate: "s" }, task: {} },
+      },
+      CreateTaskResultSchema,
+    );
+    await expect(s2.experimental.tasks.getTask(created.task.taskId)).rejects.toMatchObject({
+      code: -32602,
+    });
+    expect((await s1.experimental.tasks.getTask(created.task.taskId)).status).toBe("working");
+    gates.get("s")?.open();
+    const result = await s1.experimental.tasks.getTaskResult(
+      created.task.taskId,
+      CallToolResultSchema,
+    );
+    expect(result.content).toEqual([{ type: "text", text: "echo: x" }]);
+  });
+});
