@@ -2,14 +2,15 @@
 // measures in the same run (1) the physical limit: the same single-row statement issued raw
 // through the same postgres.js pool, and (2) the store doing it, and prints ops/s and the
 // ratio store/raw. Runs against dist/ (the bench script builds first via turbo).
-// Bounded: a fixed time per case (BENCH_SECONDS, default 3) and a fixed set of cases.
+// Bounded: BENCH_ROUNDS (3) alternations of BENCH_SECONDS (1 s) per side and case.
 import { createIdGenerator, owner as makeOwner, ownerKey, ownerScope } from "@mcp-tasks/core";
 import postgres from "postgres";
 import { createPostgresTaskStore, migrate } from "../dist/index.js";
 
 const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const WARMUP_MS = 500;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_MS = 200;
 const OWNERS = 100;
 const SEED_LISTED = 20_000; // finished tasks spread over the owners, for get and list
 const SEED_WORKING = 160_000; // running tasks for the raw and store completes to finish
@@ -143,8 +144,14 @@ async function main() {
   const rows = [];
   for (const c of cases) {
     for (const inFlight of [1, 16]) {
-      const raw = await measure(inFlight, c.raw);
-      const ours = await measure(inFlight, c.store);
+      // Alternate raw and store in short rounds, so load drifting on the machine during the
+      // run hits both sides alike.
+      let raw = 0;
+      let ours = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        raw += (await measure(inFlight, c.raw)) / ROUNDS;
+        ours += (await measure(inFlight, c.store)) / ROUNDS;
+      }
       rows.push({ name: c.name, inFlight, raw, ours, ratio: ours / raw });
       console.log(
         `${c.name.padEnd(28)} ${String(inFlight).padStart(2)} in flight: raw ${Math.round(raw).toLocaleString("en-US").padStart(7)} ops/s, store ${Math.round(ours).toLocaleString("en-US").padStart(7)} ops/s, ratio ${(ours / raw).toFixed(2)}`,

@@ -1,0 +1,34 @@
+// Run from packages/store-drizzle after a build: node examples/quickstart.mjs
+// Uses DATABASE_URL when set, else an embedded PGlite database in ./.mcp-tasks/pglite.
+import { owner, TaskRunner, TaskService } from "@mcp-tasks/core";
+import {
+  createPGliteTaskStore,
+  createPostgresTaskStore,
+  migrate,
+  startJanitor,
+} from "@mcp-tasks/store-drizzle";
+
+const url = process.env.DATABASE_URL;
+let store;
+if (url) {
+  await migrate(url); // at start-up, on every node: concurrent runs are safe
+  store = await createPostgresTaskStore({ url });
+} else {
+  store = await createPGliteTaskStore({ dataDir: "./.mcp-tasks/pglite", migrate: true });
+}
+
+const service = new TaskService({ store });
+const runner = new TaskRunner({ service, lease: { holder: `node-${process.pid}` } });
+const stopJanitor = startJanitor(store, { intervalMs: 60_000 }); // expiry + orphans
+
+const alice = owner({ principalId: "alice", tenantId: "acme" });
+const task = await runner.start(alice, {
+  era: "2026-07-28",
+  request: { toolName: "add", arguments: { a: 2, b: 3 } },
+  handler: async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }),
+});
+const done = await service.waitFor(alice, task.taskId, (t) => t.status === "completed");
+console.log(done.status, JSON.stringify(done.outcome));
+
+await stopJanitor();
+await store.close();
