@@ -94,5 +94,11 @@ export {
   type TaskStatus,
   type TtlAnchor,
 } from "./task.js";
-export { TASK_MODES, type TaskMode, type ToolDefinition } from "./tool.js";
+export {
+  type Preflight,
+  type PreflightOutcome,
+  TASK_MODES,
+  type TaskMode,
+  type ToolDefinition,
+} from "./tool.js";
 export { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";

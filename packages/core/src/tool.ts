@@ -1,4 +1,5 @@
 import type { TaskHandler } from "./runner.js";
+import type { InputRequest } from "./task.js";
 
 /**
  * A tool's single task policy, projected per era by the facades:
@@ -14,6 +15,30 @@ export type TaskMode = "never" | "optional" | "always";
 /** Every mode, for validation. */
 export const TASK_MODES: readonly TaskMode[] = Object.freeze(["never", "optional", "always"]);
 
+/**
+ * What a tool's preflight decides for one call, before any task exists: ask the client for
+ * input (ephemerally: the 2026-07-28 era answers `input_required` and the client retries
+ * with the answers; the 2025-11-25 era can ask with side requests), or proceed with
+ * arguments, possibly enriched by the answers.
+ */
+export type PreflightOutcome =
+  | {
+      readonly kind: "input_required";
+      readonly inputRequests: Readonly<Record<string, InputRequest>>;
+      /** Opaque state the client hands back with its retry (2026-07-28 only). */
+      readonly requestState?: string;
+    }
+  | { readonly kind: "proceed"; readonly arguments: Readonly<Record<string, unknown>> };
+
+/**
+ * Gathers input before the tool runs or its task is created, from the answers given so far
+ * (by key). Era-neutral: it sees only arguments and answers.
+ */
+export type Preflight = (
+  args: Readonly<Record<string, unknown>>,
+  inputResponses: Readonly<Record<string, unknown>>,
+) => PreflightOutcome | Promise<PreflightOutcome>;
+
 /** An era-neutral tool: what it is called, what it takes, whether it runs as a task. */
 export interface ToolDefinition {
   readonly name: string;
@@ -24,4 +49,9 @@ export interface ToolDefinition {
   readonly taskMode: TaskMode;
   /** The tool body; run as a task (with a full {@link TaskContext}) or synchronously. */
   readonly run: TaskHandler;
+  /**
+   * Optional input round(s) before the body runs, e.g. to ask for a missing name and then
+   * start a task whose result uses it (the MRTR-then-task composition).
+   */
+  readonly preflight?: Preflight;
 }

@@ -71,10 +71,4 @@ export {
   WireTaskSchema,
 } from "./schemas.js";
 export { InputRequiredSignal, syncTaskContext } from "./sync-context.js";
-export {
-  type Preflight,
-  type PreflightOutcome,
-  type TasksTool,
-  toWireTool,
-  type WireTool,
-} from "./tool.js";
+export { type TasksTool, toWireTool, type WireTool } from "./tool.js";

@@ -1,35 +1,10 @@
-import type { InputRequest, ToolDefinition } from "@mcp-tasks/core";
+import type { ToolDefinition } from "@mcp-tasks/core";
 
 /**
- * What a tool's preflight decides for one `tools/call` round (multi-round-trip requests,
- * before any task exists): ask the client for input ephemerally, or proceed with
- * (possibly enriched) arguments.
+ * A tool as the extension facade serves it: core's {@link ToolDefinition}, whose optional
+ * `preflight` composes ephemeral `input_required` rounds with a task.
  */
-export type PreflightOutcome =
-  | {
-      readonly kind: "input_required";
-      readonly inputRequests: Readonly<Record<string, InputRequest>>;
-      readonly requestState?: string;
-    }
-  | { readonly kind: "proceed"; readonly arguments: Readonly<Record<string, unknown>> };
-
-/**
- * Gathers input synchronously before the tool runs (or before its task is created), from
- * the `inputResponses` of the retried `tools/call`. Era-neutral: it sees only arguments and
- * answers by key.
- */
-export type Preflight = (
-  args: Readonly<Record<string, unknown>>,
-  inputResponses: Readonly<Record<string, unknown>>,
-) => PreflightOutcome | Promise<PreflightOutcome>;
-
-/**
- * A core {@link ToolDefinition}, optionally with a {@link Preflight}: the composition of an
- * ephemeral `input_required` round with a task (round 1 asks, round 2 creates the task).
- */
-export interface TasksTool extends ToolDefinition {
-  readonly preflight?: Preflight;
-}
+export type TasksTool = ToolDefinition;
 
 /** A tool as `tools/list` shows it on the 2026-07-28 wire (there is no `execution` field). */
 export interface WireTool {
