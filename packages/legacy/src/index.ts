@@ -18,7 +18,6 @@ export {
 } from "./http.js";
 export {
   type DeliveryChannel,
-  InputPump,
   InputRegistry,
   type SideRequest,
 } from "./input-bridge.js";
