@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { pgliteExecutor } from "./executor.js";
 import { BatchedNotifier, pgliteSubscribe } from "./feed.js";
@@ -26,7 +27,10 @@ export async function createPGliteTaskStore(
   options: PGliteTaskStoreOptions = {},
 ): Promise<DrizzleTaskStore> {
   const owned = options.client === undefined;
-  const db = options.client ?? new PGlite(options.dataDir);
+  const dir = options.dataDir;
+  // PGlite creates the directory but not its parents.
+  if (owned && dir !== undefined && !/^[a-z]+:\/\//.test(dir)) mkdirSync(dir, { recursive: true });
+  const db = options.client ?? new PGlite(dir);
   const release = async () => {
     if (owned && !db.closed) await db.close();
   };
