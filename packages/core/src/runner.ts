@@ -45,6 +45,12 @@ export interface TaskRunnerOptions {
   /** First retry delay, doubled each attempt; default 100 ms. */
   readonly settleRetryMs?: number;
   /**
+   * Every running task is re-read this often in case a change notification was lost (e.g.
+   * across a database reconnect), so a cancel request or an answer is never missed for
+   * good. Default 30 000 ms; 0 disables.
+   */
+  readonly recheckMs?: number;
+  /**
    * Lease settings, used when the store implements `LeasingTaskStore`: `holder` names this
    * node (unique per process), the lease lasts `durationMs` (default 30 s) and is renewed
    * every `renewEveryMs` (default a third of it).
@@ -98,6 +104,8 @@ export class TaskRunner {
   readonly #settleAttempts: number;
   readonly #settleRetryMs: number;
   /** @internal */
+  readonly recheckMs: number;
+  /** @internal */
   readonly lease: { holder: string; durationMs: number; renewEveryMs: number } | undefined;
 
   constructor(options: TaskRunnerOptions) {
@@ -105,6 +113,7 @@ export class TaskRunner {
     this.#onError = options.onError ?? ((error, taskId) => console.error(`task ${taskId}:`, error));
     this.#settleAttempts = options.settleAttempts ?? 5;
     this.#settleRetryMs = options.settleRetryMs ?? 100;
+    this.recheckMs = options.recheckMs ?? 30_000;
     if (options.lease && supportsLeases(this.service.store)) {
       const durationMs = options.lease.durationMs ?? 30_000;
       this.lease = {
@@ -216,6 +225,7 @@ class Run {
     const { taskId } = this.#task;
     const unsubscribe = service.watch((change) => this.#onChange(change), taskId);
     const renewal = this.#startLeaseRenewal();
+    const recheck = this.#startRecheck();
     let result: Readonly<Record<string, unknown>> | undefined;
     let thrown: unknown;
     let threw = false;
@@ -227,6 +237,7 @@ class Run {
     } finally {
       unsubscribe();
       if (renewal !== undefined) clearInterval(renewal);
+      if (recheck !== undefined) clearInterval(recheck);
     }
     const caller = this.#caller;
     if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
@@ -278,6 +289,26 @@ class Run {
         (error) => this.#runner.reportError(error, this.#task.taskId),
       );
     }, lease.renewEveryMs);
+    timer.unref();
+    return timer;
+  }
+
+  #startRecheck(): NodeJS.Timeout | undefined {
+    const every = this.#runner.recheckMs;
+    if (every <= 0) return undefined;
+    const timer = setInterval(() => {
+      this.#runner.service.get(this.#caller, this.#task.taskId).then(
+        (task) => {
+          if (task.cancelRequestedAt !== null || isTerminal(task.status)) this.abort();
+          else if (this.#waiting.size > 0 && Object.keys(task.inputResponses).length > 0) {
+            void this.#drainInputs();
+          }
+        },
+        (error) => {
+          if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
+        },
+      );
+    }, every);
     timer.unref();
     return timer;
   }

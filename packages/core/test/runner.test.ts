@@ -371,6 +371,33 @@ describe("TaskRunner", () => {
     expect((await service.get(alice, t.taskId)).status).toBe("completed");
   });
 
+  it("notices a cancel request whose change event never arrived", async () => {
+    const inner = new MemoryTaskStore({ sweepIntervalMs: 0 });
+    // A store whose change feed drops every cancel_requested event, as a broken
+    // notification channel would.
+    const lossy = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === "watch") {
+          return (listener: Parameters<TaskStore["watch"]>[0], taskId?: string) =>
+            target.watch((change) => {
+              if (change.kind !== "cancel_requested") listener(change);
+            }, taskId);
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { service, runner } = node(lossy, { recheckMs: 5 });
+    const t = await runner.start(alice, {
+      era,
+      request: { toolName: "x", arguments: {} },
+      handler: (_args, ctx) => untilAborted(ctx.signal),
+    });
+    await service.requestCancel(alice, t.taskId);
+    await runner.settled(t.taskId);
+    expect((await service.get(alice, t.taskId)).status).toBe("cancelled");
+  });
+
   describe("leases", () => {
     class LeasingMemoryStore extends MemoryTaskStore implements LeasingTaskStore {
       readonly created: NewTask[] = [];
