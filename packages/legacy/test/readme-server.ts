@@ -6,7 +6,6 @@ import { createLegacyHandler } from "../src/index.js";
 
 const service = new TaskService({ store: new MemoryTaskStore(), requireOwner: true });
 const runner = new TaskRunner({ service });
-
 const tools: ToolDefinition[] = [
   {
     name: "deploy",
@@ -17,10 +16,7 @@ const tools: ToolDefinition[] = [
       const { confirm } = await ctx.requireInput({
         confirm: {
           method: "elicitation/create",
-          params: {
-            message: `Deploy ${String(args.service)}?`,
-            requestedSchema: { type: "object" },
-          },
+          params: { message: `Deploy ${args.service}?`, requestedSchema: { type: "object" } },
         },
       });
       await ctx.setStatusMessage("deploying");
@@ -28,7 +24,6 @@ const tools: ToolDefinition[] = [
     },
   },
 ];
-
 const legacy = createLegacyHandler({
   service,
   runner,
@@ -37,6 +32,5 @@ const legacy = createLegacyHandler({
   // Resolved on every HTTP request; bound to the session at initialize.
   ownerOf: (request) => owner({ principalId: request.headers.get("x-user") }),
 });
-
 // The cast is only needed under exactOptionalPropertyTypes.
 createServer(toNodeHandler(legacy) as RequestListener).listen(3000, "127.0.0.1");
