@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
+import { describeLeasingStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
-import { describeLeasingStoreContract } from "../../core/src/testing/lease-contract.js";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
 

@@ -9,3 +9,8 @@ export {
   type ContractSuiteOptions,
   describeTaskStoreContract,
 } from "./contract.js";
+export {
+  describeLeasingStoreContract,
+  type LeaseContractStoreFactory,
+  type LeaseContractStoreOptions,
+} from "./lease-contract.js";
