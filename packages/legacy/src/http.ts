@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
+  type Clock,
   isTerminal,
   type Owner,
   sameOwner,
+  systemClock,
   type TaskRecord,
   type TaskRunner,
   type TaskService,
@@ -41,6 +43,14 @@ export interface LegacyHandlerOptions {
   readonly inputRequestTimeoutMs?: number;
   /** Most sessions held at once; `initialize` beyond it gets `503`. Default 10 000. */
   readonly maxSessions?: number;
+  /**
+   * Closes a session that has seen no request for this long and has no open stream
+   * (a client that never sends DELETE would otherwise hold its slot forever). Default
+   * 30 min; 0 keeps sessions until DELETE or {@link LegacyHandler.close}.
+   */
+  readonly sessionIdleTimeoutMs?: number;
+  /** Time source for idle sessions; default the system clock. */
+  readonly clock?: Clock;
   /** Told about errors no client can receive; default `console.error`. */
   readonly onError?: (error: unknown) => void;
 }
@@ -60,6 +70,8 @@ export interface LegacyHandler {
   readonly handlers: LegacyTaskHandlers;
   /** Sessions currently open. */
   readonly sessionCount: number;
+  /** Closes the sessions idle past `sessionIdleTimeoutMs` now; resolves with how many. */
+  closeIdleSessions(): Promise<number>;
 }
 
 function jsonRpcErrorResponse(status: number, code: number, message: string): Response {
@@ -107,6 +119,14 @@ class LegacySession {
   readonly #unlisten: () => void;
   #standalone: { channel: DeliveryChannel; close: () => void } | undefined;
   #closed = false;
+  /** When the session last saw a request, and how many of its responses are still open. */
+  lastSeen = 0;
+  openResponses = 0;
+
+  /** True while a stream is open, so the session is in use whatever its last request. */
+  get busy(): boolean {
+    return this.openResponses > 0 || this.#standalone !== undefined;
+  }
 
   constructor(
     owner: Owner,
@@ -413,7 +433,12 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
   });
   const sessions = new Map<string, LegacySession>();
   const maxSessions = options.maxSessions ?? 10_000;
+  const clock = options.clock ?? systemClock;
+  const idleMs = options.sessionIdleTimeoutMs ?? 30 * 60_000;
   let closed = false;
+  const sweeper =
+    idleMs > 0 ? setInterval(() => void closeIdleSessions(), Math.min(idleMs, 60_000)) : undefined;
+  sweeper?.unref();
 
   async function resolveOwner(request: Request): Promise<Owner | Response> {
     try {
@@ -460,6 +485,7 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
         },
       );
       await session.connect();
+      session.lastSeen = clock.now();
       const response = await session.transport.handleRequest(request, {
         ...passThrough,
         parsedBody: body,
@@ -472,6 +498,7 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     if (session === undefined || !sameOwner(session.owner, owner)) {
       return jsonRpcErrorResponse(404, -32001, "Session not found");
     }
+    session.lastSeen = clock.now();
     const response = await session.transport.handleRequest(request, {
       ...passThrough,
       ...(extra.parsedBody !== undefined && { parsedBody: extra.parsedBody }),
@@ -481,7 +508,26 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
       request.signal.addEventListener("abort", close, { once: true });
       return watchBody(response, close);
     }
-    return response;
+    if (response.body === null) return response;
+    session.openResponses += 1;
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      session.openResponses -= 1;
+      session.lastSeen = clock.now();
+    };
+    request.signal.addEventListener("abort", finished, { once: true });
+    return watchBody(response, finished);
+  }
+
+  async function closeIdleSessions(): Promise<number> {
+    if (idleMs <= 0) return 0;
+    const now = clock.now();
+    const idle = [...sessions.entries()].filter(([, s]) => !s.busy && now - s.lastSeen >= idleMs);
+    for (const [id] of idle) sessions.delete(id);
+    await Promise.allSettled(idle.map(([, s]) => s.close()));
+    return idle.length;
   }
 
   return {
@@ -490,8 +536,10 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     get sessionCount() {
       return sessions.size;
     },
+    closeIdleSessions,
     async close() {
       closed = true;
+      if (sweeper !== undefined) clearInterval(sweeper);
       const all = [...sessions.values()];
       sessions.clear();
       await Promise.allSettled(all.map((s) => s.close()));

@@ -1,0 +1,111 @@
+import { createServer, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ManualClock } from "@mcp-tasks/core";
+import { toNodeHandler } from "@modelcontextprotocol/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
+import { memoryStore, ownerFromHeader, type StoreFixture, stack } from "./fixtures.js";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+describe("createLegacyHandler sessions", () => {
+  let fixture: StoreFixture;
+  let legacy: LegacyHandler;
+  let url: URL;
+  let close: () => Promise<void>;
+  const clock = new ManualClock(1_000_000);
+
+  beforeAll(async () => {
+    fixture = await memoryStore.create();
+    const s = stack(fixture.store);
+    legacy = createLegacyHandler({
+      service: s.service,
+      runner: s.runner,
+      tools: s.tools,
+      ownerOf: ownerFromHeader,
+      serverInfo: { name: "sessions", version: "0.0.0" },
+      sessionIdleTimeoutMs: 60_000,
+      clock,
+      onError: () => {},
+    });
+    const http = createServer(toNodeHandler(legacy) as RequestListener);
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+    close = async () => {
+      await legacy.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    };
+  });
+  afterAll(async () => {
+    await close();
+    await fixture.close();
+  });
+
+  async function initialize(who: string): Promise<string> {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { ...HEADERS, "x-owner": who },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0" },
+        },
+      }),
+    });
+    const text = await response.text();
+    expect(text).toContain('"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}');
+    const id = response.headers.get("mcp-session-id");
+    if (id === null) throw new Error("no session id");
+    return id;
+  }
+
+  function list(sessionId: string, who: string) {
+    return fetch(url, {
+      method: "POST",
+      headers: {
+        ...HEADERS,
+        "x-owner": who,
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/list", params: {} }),
+    });
+  }
+
+  it("rejects requests without a session and non-initialize first requests", async () => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/list", params: {} }),
+    });
+    expect(response.status).toBe(400);
+  });
+
+  it("answers a foreign owner of a session like an unknown session", async () => {
+    const id = await initialize("carol");
+    expect((await list(id, "carol")).status).toBe(200);
+    expect((await list(id, "dave")).status).toBe(404);
+    expect((await list("no-such-session", "carol")).status).toBe(404);
+  });
+
+  it("closes sessions idle past the timeout, and only those", async () => {
+    const idle = await initialize("erin");
+    clock.advance(30_000);
+    const active = await initialize("erin");
+    clock.advance(30_000);
+    const before = legacy.sessionCount;
+    const closed = await legacy.closeIdleSessions();
+    expect(closed).toBeGreaterThanOrEqual(1);
+    expect(legacy.sessionCount).toBe(before - closed);
+    expect((await list(idle, "erin")).status).toBe(404);
+    expect((await list(active, "erin")).status).toBe(200);
+  });
+});
