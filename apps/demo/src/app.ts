@@ -28,6 +28,7 @@ import {
   type LegacyFactory,
   unavailableLegacyEndpoint,
 } from "./legacy-seam.js";
+import { clientLabel, RequestMetrics } from "./metrics.js";
 import { demoTools } from "./tools/index.js";
 
 /** Settings of {@link createDemoApp}. */
@@ -47,6 +48,18 @@ export interface DemoAppOptions {
   readonly loopbackOnly?: boolean;
   /** Suggested polling interval for new tasks; default 500 ms. */
   readonly pollIntervalMs?: number;
+  /**
+   * Leasing stores (PostgreSQL, PGlite): this node's lease on the tasks it runs. `holder`
+   * must be unique per process; a task whose node stops renewing is failed as orphaned.
+   */
+  readonly lease?: { readonly holder: string; readonly durationMs?: number };
+  /**
+   * Run `cleanupExpired` and `failOrphans` this often (unref'd timer, one pass at a time);
+   * default off (0). The demo binary turns it on for pglite and postgres.
+   */
+  readonly sweepIntervalMs?: number;
+  /** Told about errors no client can receive (sweeps, legacy sessions); default `console.error`. */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** The composed server: one web-standard `fetch` for the whole `/mcp` endpoint. */
@@ -57,7 +70,18 @@ export interface DemoApp {
   readonly extension: TasksExtension;
   /** Which eras are served, for the start-up line. */
   readonly eras: readonly string[];
-  /** Stops the modern leg, closes legacy sessions, waits for running tasks, closes the store. */
+  /** Request counters per era and client name. */
+  readonly metrics: RequestMetrics;
+  /** `/metrics` in the Prometheus text format. */
+  metricsText(): string;
+  /** Closes the 2025-11-25 sessions (ending their streams); part of {@link close}. */
+  closeSessions(): Promise<void>;
+  /**
+   * Stops the sweeper and the modern leg, closes legacy sessions, gives running tasks
+   * `drainMs` to finish, then: with leases, releases the leases of the tasks still running
+   * (other nodes fail them as orphaned at once, nothing is marked cancelled); without,
+   * aborts them. Closes the store last.
+   */
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
@@ -74,6 +98,25 @@ function jsonRpcError(
     { jsonrpc: "2.0", id: null, error: { code, message } },
     { status, headers: headers ?? {} },
   );
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** `params._meta["io.modelcontextprotocol/clientInfo"].name` of a 2026-07-28 request. */
+function modernClientName(body: unknown): string {
+  const meta = record(record(record(body)?.params)?._meta);
+  return clientLabel(record(meta?.["io.modelcontextprotocol/clientInfo"])?.name);
+}
+
+/** `params.clientInfo.name` when the body is a 2025-11-25 `initialize` request. */
+function initializeClientName(body: unknown): string | undefined {
+  const message = record(body);
+  if (message?.method !== "initialize") return undefined;
+  return clientLabel(record(record(message.params)?.clientInfo)?.name);
 }
 
 function ownerFromAuthInfo(authInfo: AuthInfo | undefined): Owner {
@@ -95,7 +138,19 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     requireOwner: requireAuth,
     pollIntervalMs: options.pollIntervalMs ?? 500,
   });
-  const runner = new TaskRunner({ service });
+  const onError =
+    options.onError ??
+    ((error: unknown) => console.error("error:", (error as Error)?.message ?? error));
+  const runner = new TaskRunner({
+    service,
+    ...(options.lease && {
+      lease: {
+        holder: options.lease.holder,
+        ...(options.lease.durationMs !== undefined && { durationMs: options.lease.durationMs }),
+      },
+    }),
+  });
+  const metrics = new RequestMetrics();
   const tools = options.tools ?? demoTools();
   const extension = new TasksExtension({ service, runner, tools });
   const modern = createMcpHandler(
@@ -118,6 +173,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
           tools,
           ownerOf: (request) => owners.get(request) ?? ANONYMOUS,
           serverInfo: SERVER_INFO,
+          onError,
         });
   const eras =
     options.legacy === undefined || options.legacy === "off"
@@ -152,12 +208,21 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       const length = Number(request.headers.get("content-length") ?? "0");
       if (length > maxBodyBytes) return jsonRpcError(413, -32600, "Request body too large");
     }
+    let parsed: unknown;
+    if (request.method === "POST") {
+      try {
+        parsed = JSON.parse(await request.clone().text());
+      } catch {
+        parsed = undefined; // routed as legacy, which answers -32700
+      }
+    }
+    const routeOptions = { maxRequestBodySize: maxBodyBytes };
+    if (await isLegacyRequest(request, parsed, routeOptions)) {
+      return serveLegacy(request, parsed, caller);
+    }
+    metrics.count("2026-07-28", modernClientName(parsed));
     const listen = await handleTaskListenRequest(request, extension, caller);
     if (listen) return listen;
-    if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxBodyBytes })) {
-      owners.set(request, caller);
-      return legacy.fetch(request);
-    }
     const authInfo: AuthInfo = {
       token: "",
       clientId: caller.principalId ?? "anonymous",
@@ -167,11 +232,60 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     return modern.fetch(request, { authInfo });
   }
 
+  async function serveLegacy(request: Request, parsed: unknown, caller: Owner) {
+    const sessionId = request.headers.get("mcp-session-id");
+    const initialize = initializeClientName(parsed);
+    metrics.count("2025-11-25", initialize ?? metrics.sessionClient(sessionId));
+    owners.set(request, caller);
+    const response = await legacy.fetch(
+      request,
+      parsed === undefined ? undefined : { parsedBody: parsed },
+    );
+    const created = response.headers.get("mcp-session-id");
+    if (initialize !== undefined && created !== null && response.ok) {
+      metrics.bindSession(created, initialize);
+    }
+    if (request.method === "DELETE" && sessionId !== null) metrics.endSession(sessionId);
+    return response;
+  }
+
+  let sweeping: Promise<void> | null = null;
+  const sweepEvery = options.sweepIntervalMs ?? 0;
+  const sweeper =
+    sweepEvery > 0
+      ? setInterval(() => {
+          if (sweeping !== null) return;
+          sweeping = (async () => {
+            try {
+              await service.cleanupExpired({ limit: 500 });
+              await service.failOrphans({ limit: 500 });
+            } catch (error) {
+              onError(error);
+            }
+          })().finally(() => {
+            sweeping = null;
+          });
+        }, sweepEvery)
+      : undefined;
+  sweeper?.unref();
+
+  let sessionsClosed: Promise<void> | undefined;
+  const closeSessions = () => {
+    sessionsClosed ??= (legacy.close?.() ?? Promise.resolve()).catch(onError);
+    return sessionsClosed;
+  };
+
   return {
     service,
     runner,
     extension,
     eras,
+    metrics,
+    metricsText: () =>
+      metrics.render(
+        typeof legacy.sessionCount === "number" ? { legacySessions: legacy.sessionCount } : {},
+      ),
+    closeSessions,
     async fetch(request) {
       try {
         return await serve(request);
@@ -181,16 +295,24 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       }
     },
     async close({ drainMs = 10_000 } = {}) {
+      if (sweeper !== undefined) clearInterval(sweeper);
+      await sweeping;
       await modern.close();
-      await legacy.close?.();
+      await closeSessions();
       const drained = runner.drain();
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), drainMs);
       });
       if ((await Promise.race([drained, timeout])) === "timeout") {
-        runner.abortAll();
-        await runner.drain();
+        if (runner.lease !== undefined) {
+          // Shared store: hand the tasks over as orphans (failed by any node's sweep at once)
+          // instead of marking them cancelled; their handlers die with the process.
+          await runner.releaseLeases();
+        } else {
+          runner.abortAll();
+          await runner.drain();
+        }
       }
       clearTimeout(timer);
       await options.store.close();

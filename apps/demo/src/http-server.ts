@@ -22,6 +22,11 @@ export async function listen(
   });
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
+    if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
+      res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+      res.end(req.method === "HEAD" ? undefined : app.metricsText());
+      return;
+    }
     if (path !== "/mcp") {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: "Not found: the MCP endpoint is /mcp" }));
@@ -57,11 +62,18 @@ export async function listen(
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        // Long-lived listen streams would hold the close forever: end them after a grace period.
-        const force = setTimeout(() => server.closeAllConnections(), 5_000);
-        force.unref();
+        const within = (ms: number) =>
+          Promise.race([
+            closed.then(() => true),
+            new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref()),
+          ]);
+        // In-flight requests get a moment to finish; then 2025-11-25 sessions are closed
+        // (ending their GET streams); then long-lived streams are cut.
+        if (!(await within(1_000))) {
+          await app.closeSessions();
+          if (!(await within(4_000))) server.closeAllConnections();
+        }
         await closed;
-        clearTimeout(force);
         await app.close({ drainMs: 5_000 });
       })();
       return stopping;

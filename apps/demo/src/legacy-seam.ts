@@ -5,8 +5,8 @@ import type { Owner, TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/
  * to a {@link LegacyEndpoint}; the demo builds it with a {@link LegacyFactory} from the same
  * service, runner and tools as the modern leg, so both eras share one store.
  *
- * `createLegacyHandler` from `@mcp-tasks/legacy` has exactly this factory signature; plugging
- * it in is:
+ * `createLegacyHandler` from `@mcp-tasks/legacy` has exactly this factory signature; the demo
+ * binary plugs it in (`src/main.ts`):
  *
  * ```ts
  * import { createLegacyHandler } from "@mcp-tasks/legacy";
@@ -14,10 +14,15 @@ import type { Owner, TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/
  * ```
  */
 export interface LegacyEndpoint {
-  /** Serves one legacy HTTP request (POST, GET stream, DELETE session). */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serves one legacy HTTP request (POST, GET stream, DELETE session). `parsedBody` is the
+   * POST body the demo already parsed (the request's own body is still unread).
+   */
+  fetch(request: Request, extra?: { readonly parsedBody?: unknown }): Promise<Response>;
   /** Closes sessions on shutdown. */
   close?(): Promise<void>;
+  /** Sessions currently open (reported on `/metrics`). */
+  readonly sessionCount?: number;
 }
 
 /** What a {@link LegacyFactory} receives. */
@@ -28,6 +33,8 @@ export interface LegacySeamOptions {
   /** The owner the demo resolved for this HTTP request (once per request). */
   readonly ownerOf: (request: Request) => Owner | Promise<Owner>;
   readonly serverInfo: { readonly name: string; readonly version: string };
+  /** Told about errors no client can receive. */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** Builds the legacy endpoint. */

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { owner } from "@mcp-tasks/core";
+import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createDemoApp } from "./app.js";
 import { parseTokenList, StaticTokenResolver } from "./auth/static-tokens.js";
 import { ConfigError, HELP, parseConfig } from "./config.js";
@@ -41,28 +43,47 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  let store: Awaited<ReturnType<typeof openStore>>;
+  let opened: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = await openStore(config.store);
+    opened = await openStore({
+      kind: config.store,
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      ...(config.schema !== undefined && { schema: config.schema }),
+    });
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     console.error(`error: ${error.message}`);
     return 1;
   }
 
+  // Unique per process: the name under which this node leases the tasks it runs.
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const app = createDemoApp({
-    store,
+    store: opened.store,
     resolver: new StaticTokenResolver(tokens),
     requireAuth: config.requireAuth,
-    legacy: config.legacy ? undefined : "off",
+    legacy: config.legacy ? createLegacyHandler : "off",
     loopbackOnly:
       config.host === "127.0.0.1" || config.host === "localhost" || config.host === "::1",
+    ...(opened.leasing && {
+      lease: { holder, durationMs: config.leaseMs },
+      sweepIntervalMs: config.sweepMs,
+    }),
   });
-  const running = await listen(app, { host: config.host, port: config.port });
-  console.log(`listening on ${running.url}`);
-  console.log(
-    `store: ${config.store}; eras: ${app.eras.join(", ")}${config.legacy && app.eras.length === 1 ? " (2025-11-25 legacy facade not plugged in yet)" : ""}`,
-  );
+  let running: Awaited<ReturnType<typeof listen>>;
+  try {
+    running = await listen(app, { host: config.host, port: config.port });
+  } catch (error) {
+    console.error(
+      `error: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+    await app.close({ drainMs: 0 }).catch(() => {});
+    return 1;
+  }
+  console.log(`listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")})`);
+  console.log(`metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`);
+  if (opened.leasing) console.log(`lease holder: ${holder}`);
   if (generated) {
     for (const [token, who] of tokens) {
       console.log(`dev token for ${who.principalId}@${who.tenantId}: ${token}`);

@@ -52,6 +52,29 @@ describe("the demo binary", () => {
     expect(() => parseConfig(["--port", "x"], {})).toThrow(/port/);
     expect(() => parseConfig(["--store", "redis"], {})).toThrow(/store/);
     expect(() => parseConfig(["--bogus"], {})).toThrow();
+    expect(() => parseConfig(["--schema", "Bad-Name"], {})).toThrow(/schema/);
+    expect(() => parseConfig(["--lease-ms", "5"], {})).toThrow(/lease/);
+    expect(
+      parseConfig(["--store", "pglite", "--lease-ms", "2000"], {
+        PGLITE_DIR: "/tmp/x",
+        MCP_TASKS_SCHEMA: "s1",
+        DATABASE_URL: "postgres://db/x",
+      }),
+    ).toMatchObject({
+      store: "pglite",
+      dataDir: "/tmp/x",
+      schema: "s1",
+      databaseUrl: "postgres://db/x",
+      leaseMs: 2000,
+      sweepMs: 2000,
+    });
+    expect(parseConfig([], {})).toMatchObject({
+      dataDir: ".mcp-tasks",
+      databaseUrl: "postgres://postgres@127.0.0.1:5432/test",
+      schema: undefined,
+      leaseMs: 30_000,
+      sweepMs: 10_000,
+    });
   });
 
   it("prints help", async () => {
@@ -60,10 +83,18 @@ describe("the demo binary", () => {
     expect(p.out()).toContain("--require-auth");
   });
 
-  it("refuses an unavailable store clearly", async () => {
-    const p = run(["--store", "pglite", "--port", "0"]);
+  it("refuses an unreachable store clearly", async () => {
+    const p = run([
+      "--store",
+      "postgres",
+      "--database-url",
+      "postgres://postgres:secret@127.0.0.1:1/test",
+      "--port",
+      "0",
+    ]);
     expect(await p.exited).toBe(1);
-    expect(p.err()).toContain("not available yet");
+    expect(p.err()).toContain("cannot open the postgres store at 127.0.0.1:1/test");
+    expect(p.err()).not.toContain("secret");
   });
 
   it("prints one listening line, serves, and exits 0 on SIGTERM after in-flight requests", async () => {
