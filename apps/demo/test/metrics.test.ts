@@ -8,10 +8,10 @@ import { rpc } from "./helpers/wire.js";
 function counters(text: string): Map<string, number> {
   const out = new Map<string, number>();
   const line = /^mcp_requests_total\{era="((?:[^"\\]|\\.)*)",client="((?:[^"\\]|\\.)*)"\} (\d+)$/;
-  const unescape = (v: string) => v.replace(/\\(["\\n])/g, (_, c) => (c === "n" ? "\n" : c));
+  const unescapeLabel = (v: string) => v.replace(/\\(["\\n])/g, (_, c) => (c === "n" ? "\n" : c));
   for (const row of text.split("\n")) {
     const m = line.exec(row);
-    if (m) out.set(`${unescape(m[1] ?? "")}|${unescape(m[2] ?? "")}`, Number(m[3]));
+    if (m) out.set(`${unescapeLabel(m[1] ?? "")}|${unescapeLabel(m[2] ?? "")}`, Number(m[3]));
   }
   return out;
 }
