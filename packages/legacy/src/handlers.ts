@@ -24,6 +24,7 @@ import {
   type LegacyTool,
   ListTasksParamsSchema,
   type ListTasksResult,
+  SIDE_REQUEST_CAPABILITY,
   SIDE_REQUEST_METHODS,
   type SideRequestMethod,
   TaskIdParamsSchema,
@@ -195,6 +196,7 @@ export class LegacyTaskHandlers {
         }
         throw error;
       });
+      this.registry.forget(taskId);
       return toLegacyPayload(done);
     } finally {
       follower?.stop();
@@ -260,10 +262,14 @@ export class LegacyTaskHandlers {
       async requireInput(requests) {
         const out: Record<string, InputResponse> = {};
         for (const [name, request] of Object.entries(requests)) {
-          if (channel === undefined || !isSideRequestMethod(request.method)) {
+          if (
+            channel === undefined ||
+            !isSideRequestMethod(request.method) ||
+            channel.clientCapabilities?.[SIDE_REQUEST_CAPABILITY[request.method]] === undefined
+          ) {
             throw new LegacyRpcError(
               JSONRPC.INTERNAL_ERROR,
-              `Input request ${request.method} cannot be sent on this request`,
+              `Input request ${request.method} cannot be sent to this client`,
             );
           }
           out[name] = await channel.send(

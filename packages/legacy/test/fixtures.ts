@@ -121,6 +121,25 @@ export function fixtureTools(gates: Map<string, Gate> = new Map()): ToolDefiniti
       },
     },
     {
+      name: "ask",
+      description: "Asks the user a question; runs synchronously or as a task",
+      inputSchema: { type: "object", properties: {} },
+      taskMode: "optional",
+      run: async (_args, ctx) => {
+        const { reply } = await ctx.requireInput({
+          reply: {
+            method: "elicitation/create",
+            params: {
+              mode: "form",
+              message: "Name?",
+              requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+            },
+          },
+        });
+        return text(`reply: ${JSON.stringify(reply)}`);
+      },
+    },
+    {
       name: "summarize",
       description: "Asks the client to sample a summary",
       inputSchema: { type: "object", properties: {} },

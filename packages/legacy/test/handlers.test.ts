@@ -98,6 +98,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
         echo: "forbidden",
         slow_echo: "optional",
         confirm: "required",
+        ask: "optional",
         summarize: "required",
         failing_job: "required",
         protocol_error_job: "optional",

@@ -6,6 +6,7 @@ import { createLegacyHandler } from "../src/index.js";
 
 const service = new TaskService({ store: new MemoryTaskStore(), requireOwner: true });
 const runner = new TaskRunner({ service });
+const confirmSchema = { type: "object", properties: { ok: { type: "boolean" } } };
 const tools: ToolDefinition[] = [
   {
     name: "deploy",
@@ -16,7 +17,7 @@ const tools: ToolDefinition[] = [
       const { confirm } = await ctx.requireInput({
         confirm: {
           method: "elicitation/create",
-          params: { message: `Deploy ${args.service}?`, requestedSchema: { type: "object" } },
+          params: { message: `Deploy ${args.service}?`, requestedSchema: confirmSchema },
         },
       });
       await ctx.setStatusMessage("deploying");

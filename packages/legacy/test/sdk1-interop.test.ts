@@ -302,6 +302,18 @@ describe.each([memoryStore, postgresStore])(
       expect(response.status).toBe(404);
       expect(await response.json()).toMatchObject({ error: { message: "Session not found" } });
     });
+
+    it("sends a synchronous call's elicitation on the tools/call stream", async () => {
+      const c = await client("alice", { elicitation: true, noStandaloneStream: true });
+      c.setRequestHandler(ElicitRequestSchema, async (request) => {
+        expect(request.params._meta?.[RELATED_TASK_META_KEY]).toBeUndefined();
+        return { action: "accept", content: { name: "Ada" } };
+      });
+      const result = await c.callTool({ name: "ask", arguments: {} });
+      expect(result.content).toEqual([
+        { type: "text", text: 'reply: {"action":"accept","content":{"name":"Ada"}}' },
+      ]);
+    });
   },
 );
 
