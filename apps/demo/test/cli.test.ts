@@ -1,6 +1,6 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.js";
 import { rpc } from "./helpers/wire.js";
 
@@ -26,14 +26,6 @@ function run(args: string[], env: Record<string, string> = {}) {
 }
 
 describe("the demo binary", () => {
-  beforeAll(() => {
-    execFileSync(
-      process.execPath,
-      [fileURLToPath(import.meta.resolve("typescript/bin/tsc")), "-p", "tsconfig.build.json"],
-      { cwd: root },
-    );
-  }, 120_000);
-
   it("parses flags over environment variables", () => {
     expect(
       parseConfig(["--port", "0", "--store", "memory"], {

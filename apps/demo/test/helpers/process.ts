@@ -1,0 +1,109 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+
+/** The package directory (where `pnpm --filter @mcp-tasks/demo start` runs). */
+export const DEMO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The built binary (vitest's global setup builds it). */
+export const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+/** The test database (CI provides it; override with DATABASE_URL). */
+export const DATABASE_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+
+export interface DemoProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<number | null>;
+  out(): string;
+  err(): string;
+  /** Sends `signal` (default SIGKILL) if still running and waits for the exit (bounded). */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Every process started here, so a failing test still kills them (see {@link killAll}). */
+const started = new Set<DemoProcess>();
+
+/**
+ * Starts `node dist/main.js ...args` and resolves once it printed its `listening on` line
+ * (bounded by `timeoutMs`); rejects, after killing it, when it exits or times out first.
+ */
+export async function startProcess(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<DemoProcess> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd: DEMO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code, signal) => {
+      exitCode = code ?? (signal ? null : code);
+      resolve(code);
+    }),
+  );
+  const proc: DemoProcess = {
+    child,
+    url: "",
+    exited,
+    out: () => stdout,
+    err: () => stderr,
+    async kill(signal = "SIGKILL") {
+      if (exitCode === undefined) child.kill(signal);
+      const timer = new Promise<"timeout">((resolve) =>
+        setTimeout(() => resolve("timeout"), 15_000).unref(),
+      );
+      const result = await Promise.race([exited, timer]);
+      if (result === "timeout") {
+        child.kill("SIGKILL");
+        return exited;
+      }
+      started.delete(proc);
+      return result;
+    },
+  };
+  started.add(proc);
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (let i = 0; i < 2_000 && Date.now() < deadline; i++) {
+    const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+    if (url) return Object.assign(proc, { url });
+    if (exitCode !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  await proc.kill();
+  throw new Error(`the demo did not start: ${args.join(" ")}\n${stdout}\n${stderr}`);
+}
+
+/** Kills every process still running (for `afterEach`/`afterAll`). */
+export async function killAll(): Promise<void> {
+  await Promise.all([...started].map((p) => p.kill()));
+}
+
+/** A fresh schema name in the test database, dropped by {@link dropSchema}. */
+export function schemaName(prefix: string): string {
+  return `${prefix}_${randomBytes(5).toString("hex")}`;
+}
+
+/** Drops a test schema (and everything in it). */
+export async function dropSchema(schema: string): Promise<void> {
+  const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** `/metrics` of a node. */
+export function metricsUrl(url: string): string {
+  return url.replace(/\/mcp$/, "/metrics");
+}
