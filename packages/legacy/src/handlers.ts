@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
+  type InputRequest,
   type InputResponse,
   isTaskError,
   isTerminal,
@@ -61,6 +62,9 @@ function parse<S extends z.ZodType>(schema: S, params: unknown, method: string):
   return parsed.data;
 }
 
+/** Bounds a preflight that never proceeds. */
+const MAX_PREFLIGHT_ROUNDS = 10;
+
 function isSideRequestMethod(method: string): method is SideRequestMethod {
   return (SIDE_REQUEST_METHODS as readonly string[]).includes(method);
 }
@@ -114,23 +118,69 @@ export class LegacyTaskHandlers {
     if (tool === undefined) {
       throw new LegacyRpcError(JSONRPC.INVALID_PARAMS, `Unknown tool: ${call.name}`);
     }
-    if (call.task !== undefined) {
-      if (tool.taskMode === "never") {
-        throw new LegacyRpcError(
-          JSONRPC.METHOD_NOT_FOUND,
-          `Tool ${tool.name} does not support task augmentation (taskSupport: 'forbidden')`,
-        );
-      }
-      const task = await this.startTask(owner, tool, call);
-      return { task: toLegacyTask(task) };
+    if (call.task !== undefined && tool.taskMode === "never") {
+      throw new LegacyRpcError(
+        JSONRPC.METHOD_NOT_FOUND,
+        `Tool ${tool.name} does not support task augmentation (taskSupport: 'forbidden')`,
+      );
     }
-    if (tool.taskMode === "always") {
+    if (call.task === undefined && tool.taskMode === "always") {
       throw new LegacyRpcError(
         JSONRPC.METHOD_NOT_FOUND,
         `Tool ${tool.name} requires task augmentation (taskSupport: 'required')`,
       );
     }
-    return this.#runSynchronously(owner, tool, call, context);
+    const args = await this.#preflight(tool, call.arguments ?? {}, context);
+    const ready: CallToolParams = { ...call, arguments: args };
+    if (call.task !== undefined) {
+      const task = await this.startTask(owner, tool, ready);
+      return { task: toLegacyTask(task) };
+    }
+    return this.#runSynchronously(owner, tool, ready, context);
+  }
+
+  /**
+   * Runs the tool's preflight, if any, before a task exists: its input requests go to the
+   * client as plain side requests on the `tools/call` stream (no task to relate them to),
+   * round after round, until it proceeds with the arguments to use.
+   */
+  async #preflight(
+    tool: ToolDefinition,
+    args: Readonly<Record<string, unknown>>,
+    context: LegacyRequestContext,
+  ): Promise<Record<string, unknown>> {
+    if (tool.preflight === undefined) return { ...args };
+    const answers: Record<string, unknown> = {};
+    for (let round = 0; round < MAX_PREFLIGHT_ROUNDS; round++) {
+      const outcome = await tool.preflight(args, answers);
+      if (outcome.kind === "proceed") return { ...outcome.arguments };
+      for (const [key, request] of Object.entries(outcome.inputRequests)) {
+        answers[key] = await this.#ask(request, context);
+      }
+    }
+    throw new LegacyRpcError(
+      JSONRPC.INTERNAL_ERROR,
+      `Tool ${tool.name} asked for input more than ${MAX_PREFLIGHT_ROUNDS} times`,
+    );
+  }
+
+  /** One side request on the request's own stream, gated on the declared capabilities. */
+  #ask(request: InputRequest, context: LegacyRequestContext): Promise<Record<string, unknown>> {
+    const channel = context.channel;
+    if (
+      channel === undefined ||
+      !isSideRequestMethod(request.method) ||
+      channel.clientCapabilities?.[SIDE_REQUEST_CAPABILITY[request.method]] === undefined
+    ) {
+      throw new LegacyRpcError(
+        JSONRPC.INTERNAL_ERROR,
+        `Input request ${request.method} cannot be sent to this client`,
+      );
+    }
+    return channel.send(
+      { method: request.method, params: { ...request.params } },
+      context.signal ?? channel.signal,
+    );
   }
 
   /** Starts `tool` as a task for `owner`; the binding tracks it afterwards. */
@@ -253,7 +303,7 @@ export class LegacyTaskHandlers {
     context: LegacyRequestContext,
   ): Promise<Record<string, unknown>> {
     const signal = context.signal ?? new AbortController().signal;
-    const channel = context.channel;
+    const ask = (request: InputRequest) => this.#ask(request, { ...context, signal });
     const ctx: TaskContext = {
       // A synchronous call has no task; the id only names the run.
       taskId: `sync-${randomUUID()}`,
@@ -262,20 +312,7 @@ export class LegacyTaskHandlers {
       async requireInput(requests) {
         const out: Record<string, InputResponse> = {};
         for (const [name, request] of Object.entries(requests)) {
-          if (
-            channel === undefined ||
-            !isSideRequestMethod(request.method) ||
-            channel.clientCapabilities?.[SIDE_REQUEST_CAPABILITY[request.method]] === undefined
-          ) {
-            throw new LegacyRpcError(
-              JSONRPC.INTERNAL_ERROR,
-              `Input request ${request.method} cannot be sent to this client`,
-            );
-          }
-          out[name] = await channel.send(
-            { method: request.method, params: { ...request.params } },
-            signal,
-          );
+          out[name] = await ask(request);
         }
         return out;
       },

@@ -132,6 +132,16 @@ describe.each([memoryStore, postgresStore])(
       expect(inputs.map((i) => i.kind)).toEqual(["sampling"]);
     });
 
+    it("answers a preflight elicitation before the task exists", async () => {
+      const { session, inputs } = await connect("alice");
+      const execution = await session.callTool("greet_later", {});
+      const { outcome } = await execution.settle();
+      expect(outcome.status).toBe("completed");
+      if (outcome.status !== "completed") return;
+      expect(outcome.result).toMatchObject({ content: [{ type: "text", text: "Hello, friend!" }] });
+      expect(inputs.map((i) => i.context.scope)).toEqual(["request"]);
+    });
+
     it("reports a tool error as a failed task", async () => {
       const { session } = await connect("alice");
       const execution = await session.callTool("failing_job", {});

@@ -140,6 +140,37 @@ export function fixtureTools(gates: Map<string, Gate> = new Map()): ToolDefiniti
       },
     },
     {
+      name: "greet_later",
+      description: "Asks for a name before the task exists, then greets in a task",
+      inputSchema: { type: "object", properties: { name: { type: "string" } } },
+      taskMode: "always",
+      preflight: (args, answers) => {
+        if (typeof args.name === "string") return { kind: "proceed", arguments: args };
+        const answer = answers.user_name as { content?: { name?: unknown } } | undefined;
+        if (answer !== undefined) {
+          const name = answer.content?.name;
+          return {
+            kind: "proceed",
+            arguments: { name: typeof name === "string" ? name : "friend" },
+          };
+        }
+        return {
+          kind: "input_required",
+          inputRequests: {
+            user_name: {
+              method: "elicitation/create",
+              params: {
+                mode: "form",
+                message: "Your name?",
+                requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+              },
+            },
+          },
+        };
+      },
+      run: (args) => text(`Hello, ${String(args.name)}!`),
+    },
+    {
       name: "summarize",
       description: "Asks the client to sample a summary",
       inputSchema: { type: "object", properties: {} },

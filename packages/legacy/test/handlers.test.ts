@@ -99,6 +99,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
         slow_echo: "optional",
         confirm: "required",
         ask: "optional",
+        greet_later: "required",
         summarize: "required",
         failing_job: "required",
         protocol_error_job: "optional",
@@ -177,6 +178,23 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
       expect(
         (await rpcError(handlers.callTool(alice, { name: "slow_echo", task: { ttl: "x" } }))).code,
       ).toBe(-32602);
+    });
+
+    it("runs a tool's preflight before creating the task", async () => {
+      const ch = channel(async () => ({ action: "accept", content: { name: "Lin" } }));
+      const created = (await handlers.callTool(
+        alice,
+        { name: "greet_later", task: {} },
+        { channel: ch },
+      )) as { task: { taskId: string } };
+      expect(ch.sent.map((r) => r.method)).toEqual(["elicitation/create"]);
+      expect(ch.sent[0]?.params._meta).toBeUndefined();
+      const result = await handlers.getTaskResult(alice, { taskId: created.task.taskId });
+      expect(result.content).toEqual([{ type: "text", text: "Hello, Lin!" }]);
+      // Without a stream to ask on, the call fails before any task exists.
+      const error = await rpcError(handlers.callTool(bob, { name: "greet_later", task: {} }));
+      expect(error.code).toBe(-32603);
+      expect((await handlers.listTasks(bob, {})).tasks).toHaveLength(0);
     });
 
     it("runs a tool synchronously without a task", async () => {

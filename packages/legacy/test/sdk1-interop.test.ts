@@ -314,6 +314,26 @@ describe.each([memoryStore, postgresStore])(
         { type: "text", text: 'reply: {"action":"accept","content":{"name":"Ada"}}' },
       ]);
     });
+
+    it("runs a preflight elicitation on the tools/call stream before the task exists", async () => {
+      const c = await client("alice", { elicitation: true, noStandaloneStream: true });
+      c.setRequestHandler(ElicitRequestSchema, async () => ({
+        action: "accept",
+        content: { name: "Grace" },
+      }));
+      const messages = [];
+      for await (const message of c.experimental.tasks.callToolStream(
+        { name: "greet_later", arguments: {} },
+        CallToolResultSchema,
+        { task: {} },
+      )) {
+        messages.push(message);
+      }
+      expect(messages[0]?.type).toBe("taskCreated");
+      const last = messages.at(-1);
+      if (last?.type !== "result") throw new Error(`no result: ${JSON.stringify(last)}`);
+      expect(last.result.content).toEqual([{ type: "text", text: "Hello, Grace!" }]);
+    });
   },
 );
 
