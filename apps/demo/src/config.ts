@@ -93,12 +93,12 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
-  const port = positiveInt("--port", values.port ?? env.PORT ?? "3000", 0, 65535);
-  const store = values.store ?? env.MCP_TASKS_STORE ?? "memory";
+  const port = positiveInt("--port", values.port ?? (env.PORT || "3000"), 0, 65535);
+  const store = values.store ?? (env.MCP_TASKS_STORE || "memory");
   if (store !== "memory" && store !== "pglite" && store !== "postgres") {
     throw new ConfigError(`--store must be memory, pglite or postgres, got '${store}'`);
   }
-  const legacy = values.legacy ?? env.DEMO_LEGACY ?? "on";
+  const legacy = values.legacy ?? (env.DEMO_LEGACY || "on");
   if (legacy !== "on" && legacy !== "off") {
     throw new ConfigError(`--legacy must be on or off, got '${legacy}'`);
   }
@@ -110,16 +110,16 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
   }
   const leaseMs = positiveInt(
     "--lease-ms",
-    values["lease-ms"] ?? env.MCP_TASKS_LEASE_MS ?? "30000",
+    values["lease-ms"] ?? (env.MCP_TASKS_LEASE_MS || "30000"),
     100,
     86_400_000,
   );
-  const sweepText = values["sweep-ms"] ?? env.MCP_TASKS_SWEEP_MS;
+  const sweepText = values["sweep-ms"] ?? (env.MCP_TASKS_SWEEP_MS || undefined);
   const sweepMs =
     sweepText === undefined
       ? Math.min(leaseMs, 10_000)
       : positiveInt("--sweep-ms", sweepText, 50, 86_400_000);
-  const host = values.host ?? env.HOST ?? "127.0.0.1";
+  const host = values.host ?? (env.HOST || "127.0.0.1");
   return {
     host,
     port,
@@ -130,7 +130,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     schema,
     leaseMs,
     sweepMs,
-    tokens: values.tokens ?? env.DEMO_TOKENS,
+    tokens: values.tokens ?? (env.DEMO_TOKENS || undefined),
     requireAuth: values["require-auth"] ?? truthy(env.DEMO_REQUIRE_AUTH),
     legacy: legacy === "on",
     help: values.help ?? false,

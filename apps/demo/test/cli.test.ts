@@ -44,6 +44,11 @@ describe("the demo binary", () => {
     expect(() => parseConfig(["--port", "x"], {})).toThrow(/port/);
     expect(() => parseConfig(["--store", "redis"], {})).toThrow(/store/);
     expect(() => parseConfig(["--bogus"], {})).toThrow();
+    expect(parseConfig([], { PORT: "", HOST: "", MCP_TASKS_STORE: "" })).toMatchObject({
+      port: 3000,
+      host: "127.0.0.1",
+      store: "memory",
+    });
     expect(() => parseConfig(["--schema", "Bad-Name"], {})).toThrow(/schema/);
     expect(() => parseConfig(["--lease-ms", "5"], {})).toThrow(/lease/);
     expect(
@@ -111,4 +116,40 @@ describe("the demo binary", () => {
     expect(answered.body?.result).toMatchObject({ content: [{ text: "Computed job in 0.3s" }] });
     expect(await p.exited).toBe(0);
   }, 30_000);
+
+  it("with --legacy off, answers 2025-11-25 clients with a clear error", async () => {
+    const p = run(["--port", "0", "--legacy", "off", "--tokens", "t1=alice@acme"]);
+    try {
+      let url = "";
+      for (let i = 0; i < 200 && !url; i++) {
+        url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
+        if (!url) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(p.out()).toContain("eras: 2026-07-28)");
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "old", version: "1" },
+          },
+        }),
+      });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error?: { code?: number; message?: string } };
+      expect(body.error?.code).toBe(-32022);
+      expect(body.error?.message).toContain("use 2026-07-28");
+    } finally {
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    }
+  });
 });
