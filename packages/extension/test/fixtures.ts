@@ -1,5 +1,8 @@
-import { owner, type TaskRecord, TaskRunner, TaskService } from "@mcp-tasks/core";
+import { randomBytes } from "node:crypto";
+import { owner, type TaskRecord, TaskRunner, TaskService, type TaskStore } from "@mcp-tasks/core";
+import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
+import postgres from "postgres";
 import { TasksExtension, type TasksRequestContext, type TasksTool } from "../src/index.js";
 
 export const EXT = "io.modelcontextprotocol/tasks";
@@ -111,8 +114,51 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export function harness(): Harness {
-  const store = new MemoryTaskStore({ sweepIntervalMs: 0 });
+/** A store for one test, and how to remove it and its data afterwards. */
+export interface StoreFactory {
+  readonly name: string;
+  open(): Promise<{ store: TaskStore; dispose(): Promise<void> }>;
+}
+
+export const DATABASE_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+
+export const memoryStore: StoreFactory = {
+  name: "memory",
+  async open() {
+    return { store: new MemoryTaskStore({ sweepIntervalMs: 0 }), dispose: async () => {} };
+  },
+};
+
+/** PostgreSQL (`@mcp-tasks/store-drizzle`), a fresh schema per test, dropped afterwards. */
+export const postgresStore: StoreFactory = {
+  name: "postgres",
+  async open() {
+    const schema = `ext_test_${randomBytes(6).toString("hex")}`;
+    const store = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      migrate: true,
+      poolSize: 4,
+    });
+    return {
+      store,
+      async dispose() {
+        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+        try {
+          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        } finally {
+          await sql.end({ timeout: 5 });
+        }
+      },
+    };
+  },
+};
+
+/** The stores every handler test runs on. */
+export const STORES: readonly StoreFactory[] = [memoryStore, postgresStore];
+
+export async function harness(factory: StoreFactory = memoryStore): Promise<Harness> {
+  const { store, dispose } = await factory.open();
   const service = new TaskService({ store, pollIntervalMs: 100 });
   const runner = new TaskRunner({ service, onError: () => {} });
   const gates = new Gates();
@@ -126,6 +172,7 @@ export function harness(): Harness {
       runner.abortAll();
       await runner.drain();
       await store.close();
+      await dispose();
     },
   };
 }
