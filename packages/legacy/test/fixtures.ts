@@ -51,6 +51,10 @@ export function text(value: string) {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(
       "abort",
@@ -85,6 +89,8 @@ export function fixtureTools(gates: Map<string, Gate> = new Map()): ToolDefiniti
         await ctx.setStatusMessage("working on it");
         const gate = typeof args.gate === "string" ? gates.get(args.gate) : undefined;
         if (gate) {
+          // The signal may have fired while the status message was being written.
+          ctx.signal.throwIfAborted();
           await Promise.race([
             gate.opened,
             new Promise((_, reject) =>
