@@ -153,7 +153,7 @@ function terminal(
   status: TaskStatus,
   outcome: TaskRecord["outcome"],
   statusMessage: string | null,
-): TaskRecord {
+): Mutable<TaskRecord> {
   const next = copyRecord(task);
   next.status = status;
   next.outcome = outcome;
@@ -187,14 +187,21 @@ export function failTask(
   return terminal(task, now, "failed", { kind: "error", error }, statusMessage ?? null);
 }
 
-/** `working | input_required → cancelled`: the worker acknowledges a cancellation. */
+/**
+ * `working | input_required → cancelled`: the worker acknowledges a cancellation, or an
+ * immediate cancel happens. Sets `cancelRequestedAt` too when no request came first.
+ */
 export function markTaskCancelled(
   task: TaskRecord,
   now: number,
   statusMessage: string | null | undefined = "The task was cancelled by request.",
 ): TaskRecord {
   assertIntentAllowed(task, "markCancelled");
-  return terminal(task, now, "cancelled", null, statusMessage ?? null);
+  const next = terminal(task, now, "cancelled", null, statusMessage ?? null);
+  // Cancelling implies the request: an immediate cancel records both in one write.
+  if (next.cancelRequestedAt === null)
+    (next as { cancelRequestedAt: number }).cancelRequestedAt = now;
+  return next;
 }
 
 /** Checks the keys of a new batch of input requests against the task's lifetime ledger. */

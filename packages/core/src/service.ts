@@ -197,21 +197,17 @@ export class TaskService {
   }
 
   /**
-   * Immediate cancellation: records the request (so the handler's signal fires on whatever
-   * node runs it) and moves the task to `cancelled` before returning. Throws
-   * `invalid_transition` when the task is already terminal.
+   * Immediate cancellation: moves the task to `cancelled` (recording the request) in one
+   * atomic write before returning; the handler's signal fires on whatever node runs it when
+   * the change arrives. Throws `invalid_transition` when the task is already terminal.
    */
   async cancelNow(
     caller: Owner,
     taskId: string,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const scope = this.scope(caller);
-    this.#verified(scope, taskId, await this.store.requestCancel(taskId, scope));
-    return this.#verified(
-      scope,
-      taskId,
-      await this.store.markCancelled(taskId, scope, statusMessage),
+    return this.#guarded(caller, taskId, (scope) =>
+      this.store.markCancelled(taskId, scope, statusMessage),
     );
   }
 

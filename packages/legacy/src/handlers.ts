@@ -276,23 +276,16 @@ export class LegacyTaskHandlers {
   }
 
   async #cancel(owner: Owner, taskId: string): Promise<TaskRecord> {
-    const before = await this.service.get(owner, taskId);
-    if (isTerminal(before.status)) {
-      throw new LegacyRpcError(
-        JSONRPC.INVALID_PARAMS,
-        `Cannot cancel task: already in terminal status '${legacyStatusOf(before)}'`,
-      );
-    }
     try {
+      // One atomic write: the task is cancelled (and the request recorded) or it was terminal.
       return await this.service.cancelNow(owner, taskId, "The task was cancelled by request.");
     } catch (error) {
-      // `cancelNow` records the request, then marks the task cancelled. A worker that sees
-      // the request in between may acknowledge it first: the task is then cancelled, as
-      // asked, and the second mark fails. Anything else that ended it first is terminal.
       if (!isTaskError(error, "invalid_transition")) throw error;
       const after = await this.service.get(owner, taskId);
-      if (after.status === "cancelled") return after;
-      throw error;
+      throw new LegacyRpcError(
+        JSONRPC.INVALID_PARAMS,
+        `Cannot cancel task: already in terminal status '${legacyStatusOf(after)}'`,
+      );
     }
   }
 

@@ -135,15 +135,19 @@ export class Statements {
 ) SELECT u.*${note("u", kind)} FROM u`;
 
     // Terminal transitions: $5 result, $6 error, $7 status message. The lease ends with the task.
-    const terminal = (status: string) =>
+    const terminal = (status: string, extraSet = "") =>
       update(
         `status = '${status}', result = $5::text::jsonb, error = $6::text::jsonb, status_message = $7::text,
-    expires_at = ${EXPIRY}, input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL`,
+    expires_at = ${EXPIRY}, input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL${extraSet}`,
         "status_changed",
       );
     this.complete = terminal("completed");
     this.fail = terminal("failed");
-    this.markCancelled = terminal("cancelled");
+    // Cancelling implies the request: an immediate cancel records both in one write.
+    this.markCancelled = terminal(
+      "cancelled",
+      ", cancel_requested_at = coalesce(t.cancel_requested_at, n.now)",
+    );
 
     // $5 requests (an object), $6 whether to set the message, $7 the message. Keys must be new
     // to the whole ledger: outstanding, received and answered keys are all refused.

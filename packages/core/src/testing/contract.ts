@@ -356,6 +356,18 @@ export function describeTaskStoreContract(
         expect(done.cancelRequestedAt).not.toBeNull();
       });
 
+      it("markCancelled without a prior request records the request time too", async () => {
+        const t = await create();
+        clock.advance(7);
+        const cancelled = await store.markCancelled(t.taskId, ALICE_SCOPE);
+        expect(cancelled.cancelRequestedAt).toBe(clock.now());
+        const other = await create();
+        const requested = await store.requestCancel(other.taskId, ALICE_SCOPE);
+        clock.advance(7);
+        const acknowledged = await store.markCancelled(other.taskId, ALICE_SCOPE);
+        expect(acknowledged.cancelRequestedAt).toBe(requested.cancelRequestedAt);
+      });
+
       it("markCancelled acknowledges a request and sticks", async () => {
         const t = await create();
         await store.requestCancel(t.taskId, ALICE_SCOPE);
