@@ -18,9 +18,19 @@ const pipelines = {
     ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
   ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
+  // The embedded, durable store by default; later flags win (`npm run demo -- --store memory`).
   demo: [
     ["exec", "turbo", "run", "build", "--filter=@mcp-tasks/demo..."],
-    ["--filter", "@mcp-tasks/demo", "start", ...rest],
+    [
+      "--filter",
+      "@mcp-tasks/demo",
+      "start",
+      "--store",
+      "pglite",
+      "--data-dir",
+      join(root, ".mcp-tasks"),
+      ...rest,
+    ],
   ],
 };
 
