@@ -248,7 +248,7 @@ for (const n of SIZES) {
   const ours = med["mcp-tasks"];
   const sdk = med["sdk InMemoryTaskStore"];
   const map = med["async Map (ceiling)"];
-  console.log(`\n## ${n.toLocaleString("en-US")} live tasks (median of ${REPEATS})\n`);
+  console.log(`\n### ${n.toLocaleString("en-US")} live tasks (median of ${REPEATS})\n`);
   console.log(
     "| operation | mcp-tasks | SDK InMemoryTaskStore | async Map ceiling | mcp-tasks / Map | mcp-tasks / SDK |",
   );
@@ -290,5 +290,5 @@ const checks = [
   ["no per-task timers", ours.liveTimers <= 1],
   ["bytes per task ≤ the SDK's", ours.bytesPerTask <= sdk.bytesPerTask],
 ];
-console.log(`\n## Targets at ${n.toLocaleString("en-US")} live tasks\n`);
+console.log(`\n### Targets at ${n.toLocaleString("en-US")} live tasks\n`);
 for (const [label, ok] of checks) console.log(`- ${ok ? "met" : "MISSED"}: ${label}`);
