@@ -3,6 +3,12 @@
 // through the same postgres.js pool, and (2) the store doing it, and prints ops/s and the
 // ratio store/raw. Runs against dist/ (the bench script builds first via turbo).
 // Bounded: BENCH_ROUNDS (3) alternations of BENCH_SECONDS (1 s) per side and case.
+// BENCH_ONLY=create,complete runs only the cases whose name starts with one of those words.
+//
+// The raw statements are what a minimal correct store must send for the operation, no more:
+// create is a plain INSERT returning the database-clock creation time (the caller needs it
+// back); get and complete are scoped to the owner (the contract requires it), and complete
+// is a conditional UPDATE returning the row (the caller gets the updated record back).
 import { createIdGenerator, owner as makeOwner, ownerKey, ownerScope } from "@mcp-tasks/core";
 import postgres from "postgres";
 import { createPostgresTaskStore, migrate } from "../dist/index.js";
@@ -15,6 +21,7 @@ const OWNERS = 100;
 const SEED_LISTED = 20_000; // finished tasks spread over the owners, for get and list
 const SEED_WORKING = 160_000; // running tasks for the raw and store completes to finish
 const PAGE = 50;
+const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((w) => w.length > 0);
 const schema = `bench_${process.pid}`;
 const T = `"${schema}"."mcp_tasks"`;
 
@@ -84,7 +91,14 @@ async function main() {
   // Owner of l-g is g % OWNERS.
   const ownerOfListed = (id) => Number(id.slice(2)) % OWNERS;
 
-  const store = await createPostgresTaskStore({ sql, schema, maxPageSize: 100 });
+  const store = await createPostgresTaskStore({
+    sql,
+    schema,
+    maxPageSize: 100,
+    ...(process.env.BENCH_NOTIFY_INTERVAL_MS === undefined
+      ? {}
+      : { notifyIntervalMs: Number(process.env.BENCH_NOTIFY_INTERVAL_MS) }),
+  });
   const requestJson = JSON.stringify(REQUEST);
   const resultJson = JSON.stringify(RESULT);
 
@@ -94,7 +108,8 @@ async function main() {
       raw: () => {
         const o = pick(OWNERS);
         return sql`INSERT INTO ${sql(schema)}.mcp_tasks (id, owner_key, owner_principal, era, status, request, ttl_ms, ttl_anchor, created_at, updated_at)
-          VALUES (${ids()}, ${keys[o]}, ${owners[o].principalId}, '2026-07-28', 'working', ${requestJson}::text::jsonb, 3600000, 'creation', now(), now())`;
+          VALUES (${ids()}, ${keys[o]}, ${owners[o].principalId}, '2026-07-28', 'working', ${requestJson}::text::jsonb, 3600000, 'creation', now(), now())
+          RETURNING created_at`;
       },
       store: () =>
         store.create(
@@ -111,7 +126,10 @@ async function main() {
     },
     {
       name: "get",
-      raw: () => sql`SELECT * FROM ${sql(schema)}.mcp_tasks WHERE id = ${listedId()}`,
+      raw: () => {
+        const id = listedId();
+        return sql`SELECT * FROM ${sql(schema)}.mcp_tasks WHERE id = ${id} AND owner_key = ${keys[ownerOfListed(id)]}`;
+      },
       store: () => {
         const id = listedId();
         return store.get(id, closedScopes[ownerOfListed(id)]);
@@ -119,9 +137,12 @@ async function main() {
     },
     {
       name: "complete",
-      raw: () =>
-        sql`UPDATE ${sql(schema)}.mcp_tasks SET status = 'completed', result = ${resultJson}::text::jsonb, updated_at = now()
-          WHERE id = ${takeWorking()} AND status IN ('working', 'input_required')`,
+      raw: () => {
+        const id = takeWorking();
+        return sql`UPDATE ${sql(schema)}.mcp_tasks SET status = 'completed', result = ${resultJson}::text::jsonb, updated_at = now()
+          WHERE id = ${id} AND owner_key = ${keys[Number(id.slice(2)) % OWNERS]} AND status IN ('working', 'input_required')
+          RETURNING *`;
+      },
       store: () => {
         const id = takeWorking();
         return store.complete(id, closedScopes[Number(id.slice(2)) % OWNERS], RESULT);
@@ -143,6 +164,7 @@ async function main() {
 
   const rows = [];
   for (const c of cases) {
+    if (ONLY.length > 0 && !ONLY.some((w) => c.name.startsWith(w))) continue;
     for (const inFlight of [1, 16]) {
       // Alternate raw and store in short rounds, so load drifting on the machine during the
       // run hits both sides alike.

@@ -70,19 +70,33 @@ export function pgliteSubscribe(db: PGlite): Subscribe {
  * is flushed, which serialises every notifying commit (measured here: ~470 creates/s instead
  * of thousands). The price: a change committed by a node that dies before its batch is sent
  * is never announced; watchers must re-check now and then (TaskService's waits do).
+ *
+ * Batches are also paced: a batch leaves at once when the previous one left at least
+ * `minIntervalMs` ago, otherwise when that interval is up. An isolated change is announced
+ * immediately; under a stream of writes there is at most one NOTIFY transaction per interval
+ * instead of one per write (each costs the database a transaction and the global notify
+ * lock), at the cost of up to `minIntervalMs` of extra wake-up latency for other nodes.
  */
 export class BatchedNotifier {
   readonly #send: (payloads: string[]) => Promise<unknown>;
   readonly #maxQueued: number;
+  readonly #minIntervalMs: number;
   #queue: string[] = [];
   #inFlight: Promise<void> | null = null;
+  #lastSentAt = Number.NEGATIVE_INFINITY;
   #closed = false;
   /** Batches that failed to send (the database was unreachable). */
   failures = 0;
+  /** Batches sent (or attempted). */
+  batches = 0;
 
-  constructor(send: (payloads: string[]) => Promise<unknown>, maxQueued = 10_000) {
+  constructor(
+    send: (payloads: string[]) => Promise<unknown>,
+    options: { maxQueued?: number; minIntervalMs?: number } = {},
+  ) {
     this.#send = send;
-    this.#maxQueued = maxQueued;
+    this.#maxQueued = options.maxQueued ?? 10_000;
+    this.#minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
   }
 
   publish(payload: string): void {
@@ -92,24 +106,36 @@ export class BatchedNotifier {
     if (this.#inFlight === null) this.#inFlight = this.#drain();
   }
 
+  /** Waits until the next batch may leave: the end of this tick, or of the interval. */
+  #pace(): Promise<void> {
+    const wait = this.#lastSentAt + this.#minIntervalMs - performance.now();
+    return new Promise<void>((resolve) => {
+      if (wait > 0 && !this.#closed) setTimeout(resolve, wait);
+      // Let the operations completing in this tick join the batch.
+      else setImmediate(resolve);
+    });
+  }
+
   async #drain(): Promise<void> {
-    // Let the operations completing in this tick join the batch.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.#queue.length > 0 && !this.#closed) {
+    await this.#pace();
+    while (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
+      this.#lastSentAt = performance.now();
+      this.batches++;
       try {
         await this.#send(batch);
       } catch {
         this.failures++;
       }
+      if (this.#queue.length > 0) await this.#pace();
     }
     this.#inFlight = null;
   }
 
-  /** Sends what is queued, then stops. */
+  /** Sends what is queued (without waiting out the interval), then stops. */
   async close(): Promise<void> {
-    if (this.#inFlight) await this.#inFlight;
     this.#closed = true;
+    if (this.#inFlight) await this.#inFlight;
   }
 }

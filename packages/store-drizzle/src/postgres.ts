@@ -22,6 +22,13 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
   readonly applicationName?: string;
   /** Run {@link migrate} (with the same schema) before opening; default false. */
   readonly migrate?: boolean;
+  /**
+   * `after-commit` mode: the least time between two NOTIFY batches, in ms; default 2. A
+   * change after a quiet spell is announced at once; under load, changes are announced in
+   * at most one transaction per interval rather than one per write. 0 sends a batch per
+   * event-loop turn.
+   */
+  readonly notifyIntervalMs?: number;
 }
 
 // Notifications carry nothing durable, so their commit need not wait for the disk: the
@@ -88,7 +95,8 @@ export async function createPostgresTaskStore(
       subscribe: postgresSubscribe(sql),
       sendNotifications: (channel, payloads) =>
         notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
-      createNotifier: (send) => new BatchedNotifier(send),
+      createNotifier: (send) =>
+        new BatchedNotifier(send, { minIntervalMs: options.notifyIntervalMs ?? 2 }),
       release,
     },
     options,

@@ -14,8 +14,12 @@ import type { TaskChangeKind } from "@mcp-tasks/core";
 /** `now` from the injected clock when given, else the database clock. */
 const nowOf = (param: string) => `coalesce(to_timestamp(${param}::float8 / 1000), now())`;
 
-/** Milliseconds since the epoch of a timestamptz column, as a JS number. */
-const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+/**
+ * Milliseconds since the epoch of a timestamptz column, as a JS number. date_part works in
+ * float8 (extract would build a numeric and convert it through text); the columns hold whole
+ * milliseconds and the float error is far below one, so round() gives them back exactly.
+ */
+const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 
 const ACTIVE = "('working', 'input_required')";
 const SCOPE = "(t.owner_key = $2 OR ($3::boolean AND t.owner_key = ''))";
@@ -90,6 +94,7 @@ export class Statements {
     const T = table;
     // The notification, as an extra column of the final SELECT (a SELECT-only CTE that the
     // query does not read would never run). pg_notify returns void: length(''::text) = 0.
+    // It may also stand in a RETURNING list, where `a` is the written row.
     const note = (a: string, kind: TaskChangeKind) =>
       notify.channel === null
         ? ""
@@ -111,8 +116,9 @@ export class Statements {
 
     // $1 id, $2 owner key, $3-$5 owner parts, $6 era, $7 status message, $8 request,
     // $9 ttl, $10 ttl anchor, $11 poll interval, $12 lease holder, $13 lease ms, $14 now.
-    this.create = `WITH i AS (
-  INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
+    // It returns only what the caller does not know: the creation time (database clock) and
+    // the version; the store builds the record from its own input.
+    this.create = `INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
     lease_holder, lease_expires_at)
   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'working', $7::text, $8::text::jsonb,
@@ -121,18 +127,16 @@ export class Statements {
   FROM (SELECT ${nowOf("$14")} AS now) AS n
   ${where}
   ON CONFLICT (id) DO NOTHING
-  RETURNING ${cols("t")}
-) SELECT i.*${note("i", "created")} FROM i`;
+  RETURNING ${ms("t.created_at")} AS created_at, t.version${note("t", "created")}`;
 
     this.get = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
 
-    const update = (set: string, kind: TaskChangeKind, extraWhere = "") => `WITH u AS (
-  UPDATE ${T} AS t SET ${set}, updated_at = n.now, version = t.version + 1
+    const update = (set: string, kind: TaskChangeKind, extraWhere = "") => `UPDATE ${T} AS t
+  SET ${set}, updated_at = n.now, version = t.version + 1
   FROM (SELECT ${nowOf("$4")} AS now) AS n
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE}${extraWhere}
-  RETURNING ${cols("t")}
-) SELECT u.*${note("u", kind)} FROM u`;
+  RETURNING ${cols("t")}${note("t", kind)}`;
 
     // Terminal transitions: $5 result, $6 error, $7 status message. The lease ends with the task.
     const terminal = (status: string, extraSet = "") =>

@@ -191,6 +191,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
       }
     }
     const o = scope.owner;
+    const request = toJson(task.request, "request");
     const params = [
       task.taskId,
       scope.ownerKey,
@@ -199,7 +200,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
       o.audience,
       task.era,
       task.statusMessage ?? null,
-      toJson(task.request, "request"),
+      request,
       task.ttlMs,
       task.ttlAnchor,
       task.pollIntervalMs,
@@ -209,7 +210,37 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     ];
     for (let attempt = 0; attempt < 3; attempt++) {
       const rows = await this.#run("create", this.#sql.create, params);
-      if (rows[0] !== undefined) return this.#changed(toRecord(rows[0]), "created");
+      const row = rows[0];
+      if (row !== undefined) {
+        // The statement returns only the database's part; the rest is what went in.
+        const createdAt = Number(row.created_at);
+        const record: TaskRecord = {
+          taskId: task.taskId,
+          status: "working",
+          statusMessage: task.statusMessage ?? null,
+          createdAt,
+          lastUpdatedAt: createdAt,
+          ttlMs: task.ttlMs ?? null,
+          ttlAnchor: task.ttlAnchor,
+          expiresAt: null,
+          pollIntervalMs: task.pollIntervalMs ?? null,
+          owner: {
+            principalId: o.principalId ?? null,
+            tenantId: o.tenantId ?? null,
+            audience: o.audience ?? null,
+          },
+          era: task.era,
+          // A copy, as a read would give: the caller's object stays the caller's.
+          request: JSON.parse(request),
+          outcome: null,
+          inputRequests: {},
+          inputResponses: {},
+          answeredInputKeys: [],
+          cancelRequestedAt: null,
+          version: Number(row.version),
+        };
+        return this.#changed(record, "created");
+      }
       // Nothing inserted: the id is taken, or a bound is reached. One read says which.
       const why = await this.#run(
         "create",
