@@ -59,6 +59,8 @@ export {
   TaskCancelledError,
   type TaskContext,
   type TaskHandler,
+  type TaskProgress,
+  type TaskProgressListener,
   TaskRunner,
   type TaskRunnerOptions,
   toJsonRpcError,

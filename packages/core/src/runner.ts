@@ -22,13 +22,32 @@ export interface TaskContext {
   ): Promise<Record<string, InputResponse>>;
   /** Updates the human-readable status message; a no-op once the task has ended. */
   setStatusMessage(statusMessage: string | null): Promise<void>;
+  /**
+   * Reports progress (e.g. 30 of 100). Not stored: it reaches listeners on this node
+   * ({@link TaskRunner.onProgress}), such as the 2025-11-25 facade's `notifications/progress`.
+   * Ignored once the task has ended, and when `progress` is not a finite number.
+   */
+  reportProgress(progress: number, total?: number, message?: string): void;
 }
+
+/** One progress report of a running task. */
+export interface TaskProgress {
+  readonly taskId: string;
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Receives progress reports. */
+export type TaskProgressListener = (report: TaskProgress) => void;
 
 /** A tool body run as a task: returns the tool result, or throws to fail the task. */
 export type TaskHandler = (
   args: Readonly<Record<string, unknown>>,
   ctx: TaskContext,
 ) => Promise<Readonly<Record<string, unknown>>> | Readonly<Record<string, unknown>>;
+
+const ALL = Symbol("all tasks");
 
 /** What {@link TaskRunner.start} needs. */
 export interface StartTaskInput extends CreateTaskInput {
@@ -100,6 +119,7 @@ export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
 export class TaskRunner {
   readonly service: TaskService;
   readonly #runs = new Map<string, Run>();
+  readonly #progress = new Map<string | typeof ALL, Set<TaskProgressListener>>();
   readonly #onError: (error: unknown, taskId: string) => void;
   readonly #settleAttempts: number;
   readonly #settleRetryMs: number;
@@ -132,6 +152,38 @@ export class TaskRunner {
     this.#runs.set(record.taskId, run);
     run.done = run.execute().finally(() => this.#runs.delete(record.taskId));
     return record;
+  }
+
+  /**
+   * Subscribes to the progress reports of one task (or of every task when `taskId` is
+   * absent) run by this runner. Reports are not stored, so only this node hears them.
+   */
+  onProgress(listener: TaskProgressListener, taskId?: string): () => void {
+    const key: string | typeof ALL = taskId ?? ALL;
+    let set = this.#progress.get(key);
+    if (!set) {
+      set = new Set();
+      this.#progress.set(key, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#progress.get(key);
+      current?.delete(listener);
+      if (current?.size === 0) this.#progress.delete(key);
+    };
+  }
+
+  /** @internal */
+  emitProgress(report: TaskProgress): void {
+    for (const key of [report.taskId, ALL] as const) {
+      for (const listener of this.#progress.get(key) ?? []) {
+        try {
+          listener(report);
+        } catch (error) {
+          this.#onError(error, report.taskId);
+        }
+      }
+    }
   }
 
   /** How many handlers are running on this runner. */
@@ -206,6 +258,8 @@ class Run {
   #draining = false;
   #drainAgain = false;
   #leaseReleased = false;
+  /** Set once the handler has returned or thrown. */
+  #finished = false;
 
   constructor(runner: TaskRunner, caller: Owner, task: TaskRecord, handler: TaskHandler) {
     this.#runner = runner;
@@ -235,6 +289,7 @@ class Run {
       threw = true;
       thrown = error;
     } finally {
+      this.#finished = true;
       unsubscribe();
       if (renewal !== undefined) clearInterval(renewal);
       if (recheck !== undefined) clearInterval(recheck);
@@ -323,6 +378,15 @@ class Run {
       owner: caller,
       signal,
       requireInput: (requests, statusMessage) => this.#requireInput(requests, statusMessage),
+      reportProgress: (progress, total, message) => {
+        if (this.#finished || signal.aborted || !Number.isFinite(progress)) return;
+        this.#runner.emitProgress({
+          taskId,
+          progress,
+          ...(total !== undefined && Number.isFinite(total) && { total }),
+          ...(message !== undefined && { message }),
+        });
+      },
       setStatusMessage: async (statusMessage) => {
         try {
           await service.setStatusMessage(caller, taskId, statusMessage);

@@ -325,6 +325,38 @@ describe("TaskRunner", () => {
     });
   });
 
+  it("hands progress reports to this node's listeners while the task runs, not after", async () => {
+    const { runner } = setup();
+    const seen: unknown[] = [];
+    const all: string[] = [];
+    runner.onProgress((p) => all.push(p.taskId));
+    const go = gate();
+    const done = gate<TaskContext>();
+    const t = await runner.start(alice, {
+      era: "2025-11-25",
+      request: { toolName: "x", arguments: {} },
+      handler: async (_args, ctx) => {
+        await go.opened;
+        ctx.reportProgress(1, 3, "one");
+        ctx.reportProgress(Number.NaN);
+        ctx.reportProgress(2, 3);
+        done.open(ctx);
+        return {};
+      },
+    });
+    const stop = runner.onProgress((p) => seen.push(p), t.taskId);
+    go.open();
+    const ctx = await done.opened;
+    await runner.settled(t.taskId);
+    ctx.reportProgress(3, 3, "too late");
+    stop();
+    expect(seen).toEqual([
+      { taskId: t.taskId, progress: 1, total: 3, message: "one" },
+      { taskId: t.taskId, progress: 2, total: 3 },
+    ]);
+    expect(all).toEqual([t.taskId, t.taskId]);
+  });
+
   it("drain waits for every running handler", async () => {
     const { service, runner } = setup();
     const ids: string[] = [];

@@ -18,7 +18,7 @@ export class InputRequiredSignal extends Error {
 
 /**
  * The {@link TaskContext} of a tool answered synchronously (no task): the signal is the
- * request's, status messages go nowhere, and `requireInput` is served by multi-round-trip
+ * request's, status messages and progress go nowhere, and `requireInput` is served by multi-round-trip
  * requests from `inputResponses`.
  */
 export function syncTaskContext(
@@ -31,6 +31,8 @@ export function syncTaskContext(
     taskId: "",
     owner: caller,
     signal,
+    // This era sends no progress for tool calls answered in one response.
+    reportProgress() {},
     async requireInput(requests) {
       signal.throwIfAborted();
       const keyed: Record<string, InputRequest> = {};

@@ -310,6 +310,7 @@ export class LegacyTaskHandlers {
         return out;
       },
       async setStatusMessage() {},
+      reportProgress() {},
     };
     try {
       const result = await tool.run(call.arguments ?? {}, ctx);

@@ -5,6 +5,7 @@ import {
   type Owner,
   sameOwner,
   systemClock,
+  type TaskProgress,
   type TaskRecord,
   type TaskRunner,
   type TaskService,
@@ -98,6 +99,10 @@ function clientError(error: unknown): unknown {
 
 interface Tracked {
   readonly follower: { refresh(): void; stop(): void };
+  /** Stops forwarding the handler's own progress reports. */
+  readonly stopProgress: () => void;
+  /** The handler reported progress itself, so none is derived from status changes. */
+  explicitProgress: boolean;
   lastStatus: string;
   lastMessage: string | undefined;
   readonly progressToken: string | number | undefined;
@@ -246,8 +251,14 @@ class LegacySession {
       (record) => this.#onRecord(taskId, record),
       () => this.#untrack(taskId),
     );
+    const stopProgress =
+      progressToken === undefined
+        ? () => {}
+        : this.#handlers.runner.onProgress((report) => this.#onProgress(report), taskId);
     this.#tracked.set(taskId, {
       follower,
+      stopProgress,
+      explicitProgress: false,
       lastStatus: status,
       lastMessage: statusMessage,
       progressToken,
@@ -271,9 +282,29 @@ class LegacySession {
     tracked.follower.refresh();
   }
 
+  #onProgress(report: TaskProgress): void {
+    const tracked = this.#tracked.get(report.taskId);
+    // Progress only ever increases, and stops at the terminal status.
+    if (!tracked || tracked.progressToken === undefined || report.progress <= tracked.progress) {
+      return;
+    }
+    tracked.explicitProgress = true;
+    tracked.progress = report.progress;
+    this.#notify({
+      method: "notifications/progress",
+      params: {
+        progressToken: tracked.progressToken,
+        progress: report.progress,
+        ...(report.total !== undefined && { total: report.total }),
+        ...(report.message !== undefined && { message: report.message }),
+      },
+    });
+  }
+
   #untrack(taskId: string): void {
     const tracked = this.#tracked.get(taskId);
     if (!tracked) return;
+    tracked.stopProgress();
     tracked.follower.stop();
     this.#tracked.delete(taskId);
   }
@@ -285,7 +316,7 @@ class LegacySession {
     const status = legacyStatusOf(record);
     const terminal = isTerminal(record.status);
     const changed = status !== tracked.lastStatus || task.statusMessage !== tracked.lastMessage;
-    if (changed && tracked.progressToken !== undefined && !terminal) {
+    if (changed && tracked.progressToken !== undefined && !terminal && !tracked.explicitProgress) {
       // Progress keeps the original token while the task runs and stops at terminal.
       tracked.progress += 1;
       this.#notify({

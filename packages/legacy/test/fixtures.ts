@@ -78,6 +78,20 @@ export function fixtureTools(gates: Map<string, Gate> = new Map()): ToolDefiniti
       run: (args) => text(String(args.text ?? "")),
     },
     {
+      name: "counting_job",
+      description: "Waits for gate `gate`, reports progress 1..3 of 3, then completes",
+      inputSchema: { type: "object", properties: { gate: { type: "string" } } },
+      taskMode: "optional",
+      run: async (args, ctx) => {
+        const gate = typeof args.gate === "string" ? gates.get(args.gate) : undefined;
+        await gate?.opened;
+        ctx.reportProgress(1, 3, "one");
+        ctx.reportProgress(2, 3);
+        ctx.reportProgress(3, 3, "three");
+        return text("counted");
+      },
+    },
+    {
       name: "slow_echo",
       description: "Echoes `text` after `ms` (or when gate `gate` opens)",
       inputSchema: {

@@ -96,6 +96,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
       );
       expect(support).toEqual({
         echo: "forbidden",
+        counting_job: "optional",
         slow_echo: "optional",
         confirm: "required",
         ask: "optional",

@@ -285,6 +285,36 @@ describe.each([memoryStore, postgresStore])(
       expect(progress).toEqual([{ progress: 1, message: "working on it" }]);
     });
 
+    it("forwards the handler's own progress reports with the original token, in order", async () => {
+      const c = await client("alice");
+      const progress: {
+        progress: number;
+        total?: number | undefined;
+        message?: string | undefined;
+      }[] = [];
+      server.stack.gates.set("count", new Gate());
+      let result: unknown;
+      for await (const message of c.experimental.tasks.callToolStream(
+        { name: "counting_job", arguments: { gate: "count" } },
+        CallToolResultSchema,
+        {
+          task: {},
+          onprogress: (p) => {
+            progress.push({ progress: p.progress, total: p.total, message: p.message });
+          },
+        },
+      )) {
+        if (message.type === "taskCreated") server.stack.gates.get("count")?.open();
+        if (message.type === "result") result = message.result;
+      }
+      expect(result).toMatchObject({ content: [{ type: "text", text: "counted" }] });
+      expect(progress).toEqual([
+        { progress: 1, total: 3, message: "one" },
+        { progress: 2, total: 3, message: undefined },
+        { progress: 3, total: 3, message: "three" },
+      ]);
+    });
+
     it("rejects a request of the session from another owner like an unknown session", async () => {
       const c = await client("alice");
       const transport = c.transport as StreamableHTTPClientTransport;

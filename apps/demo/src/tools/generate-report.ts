@@ -4,7 +4,8 @@ import { textResult } from "./text.js";
 
 /**
  * `generate_report {topic, sections?}`: a realistic long job. Writes one section every
- * `msPerSection`, reporting progress in the status message, and stops when cancelled.
+ * `msPerSection`, with a status message per section and a progress report after each (2025-11-25
+ * clients that sent a progress token get `notifications/progress`), and stops when cancelled.
  */
 export function generateReportTool(msPerSection = 1000): ToolDefinition {
   return {
@@ -28,6 +29,7 @@ export function generateReportTool(msPerSection = 1000): ToolDefinition {
         await ctx.setStatusMessage(`Writing section ${i} of ${count}`);
         await sleep(msPerSection, ctx.signal);
         lines.push(`## Section ${i}`, `Findings ${i} about ${topic}.`);
+        ctx.reportProgress(i, count, `Section ${i} written`);
       }
       await ctx.setStatusMessage(`Finished ${count} sections`);
       return textResult(lines.join("\n"));
