@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point for the README's quick start. It needs only Node.js and npm: pnpm comes
 // from npx at the exact version pinned in package.json, so no global install is assumed.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,12 +39,52 @@ if (!pipelines[task]) {
   process.exit(2);
 }
 
-function pnpm(args) {
-  const npx = process.platform === "win32" ? "npx.cmd" : "npx";
-  const run = spawnSync(npx, ["-y", packageManager, ...args], { cwd: root, stdio: "inherit" });
-  if (run.error) throw run.error;
-  if (run.status !== 0) process.exit(run.status ?? 1);
+const npx = process.platform === "win32" ? "npx.cmd" : "npx";
+
+// Totals of every vitest run in the output, for one closing line over the whole suite.
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+function count(text) {
+  for (const line of text.replace(ANSI, "").split("\n")) {
+    const tests = /^\S*:?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line.trim());
+    if (!tests) continue;
+    for (const [, n, kind] of tests[1].matchAll(/(\d+) (passed|failed|skipped)/g)) {
+      totals[kind] += Number(n);
+    }
+  }
 }
 
-pnpm(["install"]);
-for (const step of pipelines[task]) pnpm(step);
+function pnpm(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(npx, ["-y", packageManager, ...args], {
+      cwd: root,
+      stdio: ["inherit", "pipe", "inherit"],
+    });
+    let pending = "";
+    child.stdout.on("data", (chunk) => {
+      process.stdout.write(chunk);
+      pending += chunk.toString();
+      const cut = pending.lastIndexOf("\n");
+      if (cut >= 0) {
+        count(pending.slice(0, cut));
+        pending = pending.slice(cut + 1);
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      count(pending);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+let status = await pnpm(["install"]);
+for (const step of pipelines[task]) {
+  if (status !== 0) break;
+  status = await pnpm(step);
+}
+if (task === "test") {
+  const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : "";
+  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}`);
+}
+process.exit(status);
