@@ -1,6 +1,9 @@
 import { parseArgs } from "node:util";
 import type { StoreKind } from "./store.js";
 
+/** The owner-extraction hooks the demo can run with. */
+export type AuthKind = "tokens" | "jwt" | "gateway";
+
 /** The demo's settings after flags and environment. */
 export interface DemoConfig {
   readonly host: string;
@@ -16,8 +19,24 @@ export interface DemoConfig {
   readonly leaseMs: number;
   /** How often expired tasks are deleted and orphaned tasks failed (pglite/postgres). */
   readonly sweepMs: number;
+  /** How callers are identified: static bearer tokens, JWTs, or a trusted gateway header. */
+  readonly auth: AuthKind;
   /** `token=principal@tenant,...`, or `undefined` to generate two dev tokens. */
   readonly tokens: string | undefined;
+  /** jwt: an HS256 shared secret (or use `jwksUrl`). */
+  readonly jwtSecret: string | undefined;
+  /** jwt: where the issuer publishes its keys (RS/ES/EdDSA). */
+  readonly jwksUrl: string | undefined;
+  /** jwt: required `iss`. */
+  readonly jwtIssuer: string | undefined;
+  /** jwt: required `aud`; it becomes the owner's audience. */
+  readonly jwtAudience: string | undefined;
+  /** jwt: the claim holding the tenant (default `tenant`). */
+  readonly jwtTenantClaim: string;
+  /** gateway: the secret the gateway sends in `x-gateway-secret`. */
+  readonly gatewaySecret: string | undefined;
+  /** gateway: the header naming the caller as `principal@tenant`. */
+  readonly gatewayHeader: string;
   readonly requireAuth: boolean;
   readonly legacy: boolean;
   readonly help: boolean;
@@ -40,8 +59,19 @@ Options (flag / environment variable):
                                        node stops renewing it is failed as orphaned (default 30000)
   --sweep-ms N        MCP_TASKS_SWEEP_MS  pglite/postgres: expiry and orphan sweep interval
                                        (default the lease, at most 10000)
-  --tokens LIST       DEMO_TOKENS      bearer tokens: alice-token=alice@acme,bob-token=bob@acme
+  --auth KIND         DEMO_AUTH        tokens | jwt | gateway: how callers are identified
+                                       (default tokens)
+  --tokens LIST       DEMO_TOKENS      tokens: alice-token=alice@acme,bob-token=bob@acme
                                        (default: two random dev tokens, printed at start)
+  --jwt-secret S      DEMO_JWT_SECRET  jwt: HS256 shared secret (32+ characters), or
+  --jwks-url URL      DEMO_JWKS_URL    jwt: the issuer's JWKS (RS/ES/EdDSA keys)
+  --jwt-issuer ISS    DEMO_JWT_ISSUER  jwt: required iss
+  --jwt-audience AUD  DEMO_JWT_AUDIENCE  jwt: required aud (becomes the owner's audience)
+  --jwt-tenant-claim C  DEMO_JWT_TENANT_CLAIM  jwt: claim holding the tenant (default tenant)
+                                       (sub is the principal)
+  --gateway-secret S  DEMO_GATEWAY_SECRET  gateway: secret the gateway sends in x-gateway-secret
+  --gateway-header H  DEMO_GATEWAY_HEADER  gateway: header with principal@tenant
+                                       (default x-authenticated-user)
   --require-auth      DEMO_REQUIRE_AUTH=1  answer anonymous requests 401
   --legacy on|off     DEMO_LEGACY      serve the 2025-11-25 era (default on)
   -h, --help                           show this help
@@ -81,7 +111,15 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         schema: { type: "string" },
         "lease-ms": { type: "string" },
         "sweep-ms": { type: "string" },
+        auth: { type: "string" },
         tokens: { type: "string" },
+        "jwt-secret": { type: "string" },
+        "jwks-url": { type: "string" },
+        "jwt-issuer": { type: "string" },
+        "jwt-audience": { type: "string" },
+        "jwt-tenant-claim": { type: "string" },
+        "gateway-secret": { type: "string" },
+        "gateway-header": { type: "string" },
         "require-auth": { type: "boolean" },
         legacy: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -120,6 +158,27 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
       ? Math.min(leaseMs, 10_000)
       : positiveInt("--sweep-ms", sweepText, 50, 86_400_000);
   const host = values.host ?? (env.HOST || "127.0.0.1");
+  const auth = values.auth ?? (env.DEMO_AUTH || "tokens");
+  if (auth !== "tokens" && auth !== "jwt" && auth !== "gateway") {
+    throw new ConfigError(`--auth must be tokens, jwt or gateway, got '${auth}'`);
+  }
+  const jwtSecret = values["jwt-secret"] ?? (env.DEMO_JWT_SECRET || undefined);
+  const jwksUrl = values["jwks-url"] ?? (env.DEMO_JWKS_URL || undefined);
+  if (auth === "jwt") {
+    if ((jwtSecret === undefined) === (jwksUrl === undefined)) {
+      throw new ConfigError("--auth jwt needs exactly one of --jwt-secret and --jwks-url");
+    }
+    if (jwtSecret !== undefined && jwtSecret.length < 32) {
+      throw new ConfigError("--jwt-secret needs at least 32 characters");
+    }
+    if (jwksUrl !== undefined && !URL.canParse(jwksUrl)) {
+      throw new ConfigError(`--jwks-url is not a URL: '${jwksUrl}'`);
+    }
+  }
+  const gatewaySecret = values["gateway-secret"] ?? (env.DEMO_GATEWAY_SECRET || undefined);
+  if (auth === "gateway" && (gatewaySecret === undefined || gatewaySecret.length < 16)) {
+    throw new ConfigError("--auth gateway needs a --gateway-secret of at least 16 characters");
+  }
   return {
     host,
     port,
@@ -130,7 +189,15 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     schema,
     leaseMs,
     sweepMs,
+    auth,
     tokens: values.tokens ?? (env.DEMO_TOKENS || undefined),
+    jwtSecret,
+    jwksUrl,
+    jwtIssuer: values["jwt-issuer"] ?? (env.DEMO_JWT_ISSUER || undefined),
+    jwtAudience: values["jwt-audience"] ?? (env.DEMO_JWT_AUDIENCE || undefined),
+    jwtTenantClaim: values["jwt-tenant-claim"] ?? (env.DEMO_JWT_TENANT_CLAIM || "tenant"),
+    gatewaySecret,
+    gatewayHeader: values["gateway-header"] ?? (env.DEMO_GATEWAY_HEADER || "x-authenticated-user"),
     requireAuth: values["require-auth"] ?? truthy(env.DEMO_REQUIRE_AUTH),
     legacy: legacy === "on",
     help: values.help ?? false,

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { owner } from "@mcp-tasks/core";
 import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createDemoApp } from "./app.js";
-import { parseTokenList, StaticTokenResolver } from "./auth/static-tokens.js";
+import { resolverFromConfig } from "./auth/from-config.js";
 import { ConfigError, HELP, parseConfig } from "./config.js";
 import { listen } from "./http-server.js";
 import { openStore, StoreUnavailableError } from "./store.js";
@@ -23,21 +22,9 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  let tokens: Map<string, ReturnType<typeof owner>>;
-  let generated = false;
+  let auth: ReturnType<typeof resolverFromConfig>;
   try {
-    if (config.tokens !== undefined && config.tokens.trim() !== "") {
-      tokens = parseTokenList(config.tokens);
-    } else {
-      generated = true;
-      tokens = new Map([
-        [
-          `dev-${randomBytes(12).toString("hex")}`,
-          owner({ principalId: "alice", tenantId: "dev" }),
-        ],
-        [`dev-${randomBytes(12).toString("hex")}`, owner({ principalId: "bob", tenantId: "dev" })],
-      ]);
-    }
+    auth = resolverFromConfig(config);
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);
     return 2;
@@ -61,7 +48,7 @@ async function main(): Promise<number> {
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const app = createDemoApp({
     store: opened.store,
-    resolver: new StaticTokenResolver(tokens),
+    resolver: auth.resolver,
     requireAuth: config.requireAuth,
     legacy: config.legacy ? createLegacyHandler : "off",
     loopbackOnly:
@@ -84,11 +71,7 @@ async function main(): Promise<number> {
   console.log(`listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")})`);
   console.log(`metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`);
   if (opened.leasing) console.log(`lease holder: ${holder}`);
-  if (generated) {
-    for (const [token, who] of tokens) {
-      console.log(`dev token for ${who.principalId}@${who.tenantId}: ${token}`);
-    }
-  }
+  for (const line of auth.startupLines) console.log(line);
 
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {

@@ -1,10 +1,21 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.js";
 import { rpc } from "./helpers/wire.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** Waits for the `listening on` line (bounded) and returns the URL. */
+async function urlOf(p: ReturnType<typeof run>): Promise<string> {
+  for (let i = 0; i < 400; i++) {
+    const url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1];
+    if (url) return url;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the demo did not start: ${p.err()}`);
+}
 const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 function run(args: string[], env: Record<string, string> = {}) {
@@ -72,6 +83,93 @@ describe("the demo binary", () => {
       leaseMs: 30_000,
       sweepMs: 10_000,
     });
+  });
+
+  it("identifies callers by JWT with --auth jwt: owners are isolated, bad tokens get 401", async () => {
+    const secret = "a-test-secret-of-at-least-32-chars!";
+    const p = run([
+      "--port",
+      "0",
+      "--auth",
+      "jwt",
+      "--jwt-secret",
+      secret,
+      "--jwt-audience",
+      "mcp",
+    ]);
+    try {
+      const url = await urlOf(p);
+      expect(p.out()).toContain("auth: JWT");
+      const sign = (sub: string) =>
+        new SignJWT({ tenant: "acme" })
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject(sub)
+          .setAudience("mcp")
+          .setExpirationTime("5m")
+          .sign(new TextEncoder().encode(secret));
+      const alice = await sign("alice");
+      const bob = await sign("bob");
+      const created = await rpc(
+        url,
+        "tools/call",
+        { name: "slow_compute", arguments: { seconds: 0, label: "jwt" } },
+        { token: alice },
+      );
+      const taskId = String(created.body?.result?.taskId);
+      expect(created.body?.result?.resultType).toBe("task");
+      expect((await rpc(url, "tasks/get", { taskId }, { token: alice })).body?.result?.taskId).toBe(
+        taskId,
+      );
+      expect((await rpc(url, "tasks/get", { taskId }, { token: bob })).body?.error?.code).toBe(
+        -32602,
+      );
+      expect((await rpc(url, "tasks/get", { taskId })).body?.error?.code).toBe(-32602);
+      expect((await rpc(url, "tasks/get", { taskId }, { token: `${alice}x` })).status).toBe(401);
+    } finally {
+      p.child.kill("SIGTERM");
+      await p.exited;
+    }
+  }, 30_000);
+
+  it("trusts only the gateway's header with --auth gateway", async () => {
+    const secret = "gateway-secret-0123456789";
+    const p = run(["--port", "0", "--auth", "gateway", "--gateway-secret", secret]);
+    try {
+      const url = await urlOf(p);
+      const as = (who: string, withSecret = true) => ({
+        headers: {
+          "x-authenticated-user": who,
+          ...(withSecret && { "x-gateway-secret": secret }),
+        },
+      });
+      const created = await rpc(
+        url,
+        "tools/call",
+        { name: "slow_compute", arguments: { seconds: 0, label: "gw" } },
+        as("alice@acme"),
+      );
+      const taskId = String(created.body?.result?.taskId);
+      expect((await rpc(url, "tasks/get", { taskId }, as("alice@acme"))).body?.result?.taskId).toBe(
+        taskId,
+      );
+      expect((await rpc(url, "tasks/get", { taskId }, as("bob@acme"))).body?.error?.code).toBe(
+        -32602,
+      );
+      expect((await rpc(url, "tasks/get", { taskId }, as("alice@acme", false))).status).toBe(403);
+    } finally {
+      p.child.kill("SIGTERM");
+      await p.exited;
+    }
+  }, 30_000);
+
+  it("refuses incomplete auth settings", async () => {
+    const jwt = run(["--port", "0", "--auth", "jwt"]);
+    expect(await jwt.exited).toBe(2);
+    expect(jwt.err()).toContain("--jwt-secret");
+    expect(() => parseConfig(["--auth", "gateway", "--gateway-secret", "short"], {})).toThrow(
+      /gateway-secret/,
+    );
+    expect(() => parseConfig(["--auth", "magic"], {})).toThrow(/--auth/);
   });
 
   it("prints help", async () => {
