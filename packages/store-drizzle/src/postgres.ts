@@ -23,7 +23,7 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
   /** Run {@link migrate} (with the same schema) before opening; default false. */
   readonly migrate?: boolean;
   /**
-   * `after-commit` mode: the least time between two NOTIFY batches, in ms; default 2. A
+   * `after-commit` mode: the least time between two NOTIFY batches, in ms; default 5. A
    * change after a quiet spell is announced at once; under load, changes are announced in
    * at most one transaction per interval rather than one per write. 0 sends a batch per
    * event-loop turn.
@@ -96,7 +96,7 @@ export async function createPostgresTaskStore(
       sendNotifications: (channel, payloads) =>
         notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
       createNotifier: (send) =>
-        new BatchedNotifier(send, { minIntervalMs: options.notifyIntervalMs ?? 2 }),
+        new BatchedNotifier(send, { minIntervalMs: options.notifyIntervalMs ?? 5 }),
       release,
     },
     options,

@@ -28,8 +28,11 @@ const LIVE = `(t.expires_at IS NULL OR t.expires_at > ${nowOf("$4")})`;
 /** When a task ending at `n.now` may be removed (see core's `expiryOnTerminal`). */
 const EXPIRY = `CASE WHEN t.ttl_anchor = 'creation' THEN t.created_at ELSE n.now END + t.ttl_ms::float8 * interval '1 millisecond'`;
 
-/** The columns a task record is read from, in a statement where the table is aliased `a`. */
-function cols(a: string): string {
+/**
+ * The columns a task record is read from, in a statement where the table is aliased `a`,
+ * less those named in `omit` (a statement that wrote them knows them; see {@link TERMINAL_KNOWN}).
+ */
+function cols(a: string, omit: readonly string[] = []): string {
   return [
     `${a}.id`,
     `${a}.status`,
@@ -52,8 +55,18 @@ function cols(a: string): string {
     `${a}.answered_input_keys`,
     `${ms(`${a}.cancel_requested_at`)} AS cancel_requested_at`,
     `${a}.version`,
-  ].join(", ");
+  ]
+    .filter((c) => !omit.includes(c.slice(a.length + 1).split(/[ ,:]/)[0]!))
+    .join(", ");
 }
+
+/**
+ * The columns a terminal transition does not return: it has just written them from its own
+ * parameters (or constants), so the store fills them in (`status`, `status_message`,
+ * `result`, `error`, `input_requests`), which spares the database and the driver a third of
+ * the row, jsonb included.
+ */
+export const TERMINAL_KNOWN = ["status", "status_message", "result", "error", "input_requests"];
 
 /** How the statements announce changes. */
 export interface NotifySettings {
@@ -132,11 +145,12 @@ export class Statements {
     this.get = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
 
-    const update = (set: string, kind: TaskChangeKind, extraWhere = "") => `UPDATE ${T} AS t
+    const update = (set: string, kind: TaskChangeKind, extraWhere = "", omit: string[] = []) =>
+      `UPDATE ${T} AS t
   SET ${set}, updated_at = n.now, version = t.version + 1
   FROM (SELECT ${nowOf("$4")} AS now) AS n
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE}${extraWhere}
-  RETURNING ${cols("t")}${note("t", kind)}`;
+  RETURNING ${cols("t", omit)}${note("t", kind)}`;
 
     // Terminal transitions: $5 result, $6 error, $7 status message. The lease ends with the task.
     const terminal = (status: string, extraSet = "") =>
@@ -144,6 +158,8 @@ export class Statements {
         `status = '${status}', result = $5::text::jsonb, error = $6::text::jsonb, status_message = $7::text,
     expires_at = ${EXPIRY}, input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL${extraSet}`,
         "status_changed",
+        "",
+        TERMINAL_KNOWN,
       );
     this.complete = terminal("completed");
     this.fail = terminal("failed");

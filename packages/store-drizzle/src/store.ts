@@ -297,11 +297,17 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     result: Readonly<Record<string, unknown>>,
     statusMessage: string | null = null,
   ): Promise<TaskRecord> {
-    return this.#transition("complete", this.#sql.complete, taskId, scope, "status_changed", [
-      toJson(result, "result"),
-      null,
-      statusMessage,
-    ]);
+    const text = toJson(result, "result");
+    return this.#transition(
+      "complete",
+      this.#sql.complete,
+      taskId,
+      scope,
+      "status_changed",
+      [text, null, statusMessage],
+      undefined,
+      () => terminalKnown("completed", statusMessage, JSON.parse(text), null),
+    );
   }
 
   async fail(
@@ -310,11 +316,18 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     error: JsonRpcErrorObject,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    return this.#transition("fail", this.#sql.fail, taskId, scope, "status_changed", [
-      null,
-      toJson(error, "error"),
-      statusMessage === undefined ? (error?.message ?? null) : statusMessage,
-    ]);
+    const text = toJson(error, "error");
+    const message = statusMessage === undefined ? (error?.message ?? null) : statusMessage;
+    return this.#transition(
+      "fail",
+      this.#sql.fail,
+      taskId,
+      scope,
+      "status_changed",
+      [null, text, message],
+      undefined,
+      () => terminalKnown("failed", message, null, JSON.parse(text)),
+    );
   }
 
   async markCancelled(
@@ -329,6 +342,8 @@ export class DrizzleTaskStore implements LeasingTaskStore {
       scope,
       "status_changed",
       [null, null, statusMessage],
+      undefined,
+      () => terminalKnown("cancelled", statusMessage, null, null),
     );
   }
 
@@ -557,10 +572,16 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     kind: TaskChangeKind,
     extra: unknown[],
     check?: (task: TaskRecord) => void,
+    known?: () => Row,
   ): Promise<TaskRecord> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const rows = await this.#run(intent, text, [...this.#byId(taskId, scope), ...extra]);
-      if (rows[0] !== undefined) return this.#changed(toRecord(rows[0]), kind);
+      const row = rows[0];
+      if (row !== undefined) {
+        // Columns the statement wrote from its parameters do not come back; fill them in.
+        if (known !== undefined) Object.assign(row, known());
+        return this.#changed(toRecord(row), kind);
+      }
       const task = await this.#explainMiss(taskId, scope, intent);
       check?.(task);
       // The task is in a state the write accepts: it changed in between; try again.
@@ -611,6 +632,22 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     if (decoded === undefined || decoded.origin === this.#origin || this.#closed) return;
     this.#deliver(decoded.change);
   }
+}
+
+/** The columns a terminal transition wrote and does not return (see `TERMINAL_KNOWN`). */
+function terminalKnown(
+  status: TaskStatus,
+  statusMessage: string | null,
+  result: unknown,
+  error: unknown,
+): Row {
+  return {
+    status,
+    status_message: statusMessage,
+    result,
+    error,
+    input_requests: {},
+  };
 }
 
 /** A record with an empty input ledger, to check a batch's shape on its own. */

@@ -1,5 +1,6 @@
 import { isTaskError, type OwnerScope, owner, ownerScope } from "@mcp-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BatchedNotifier } from "../src/feed.js";
 import {
   createPostgresTaskStore,
   type DrizzleTaskStore,
@@ -46,6 +47,39 @@ describe("database clock, bad input, janitor (PostgreSQL, no injected clock)", (
     expect(await store.get(t.taskId, SCOPE)).toEqual(done);
   });
 
+  it("records returned by create and the terminal writes equal a later read", async () => {
+    // create and the terminal transitions return only the database's part of the row and
+    // fill in the rest from their input: the records must still be exactly what a read gives.
+    const full = ownerScope(owner({ principalId: "bob", tenantId: "t1", audience: null }), {
+      requireOwner: true,
+    }) as OwnerScope;
+    const request = { toolName: "t", arguments: { z: 1, a: [1, "two", null], nested: { x: 0.5 } } };
+    const made = [
+      await store.create(task({ request, statusMessage: "queued", pollIntervalMs: 250 }), full),
+      await store.create(task({ ttlMs: null, lease: { holder: "n1", durationMs: 60_000 } }), full),
+      await store.create(task({ ttlAnchor: "terminal" }), full),
+    ];
+    request.arguments.z = 2; // the caller's object is not the record's
+    expect(made[0]!.request.arguments).toEqual({ z: 1, a: [1, "two", null], nested: { x: 0.5 } });
+    for (const t of made) expect(await store.get(t.taskId, full)).toEqual(t);
+
+    const result = { content: [{ type: "text", text: "ok" }], structuredContent: { n: 1 } };
+    const done = await store.complete(made[0]!.taskId, full, result, "done");
+    result.structuredContent.n = 2;
+    expect(done.outcome).toEqual({
+      kind: "result",
+      result: { content: [{ type: "text", text: "ok" }], structuredContent: { n: 1 } },
+    });
+    const failed = await store.fail(made[1]!.taskId, full, { code: -32000, message: "boom" });
+    await store.requireInput(made[2]!.taskId, full, { k: { method: "elicitation/create" } });
+    const cancelled = await store.markCancelled(made[2]!.taskId, full);
+    expect(cancelled.inputRequests).toEqual({});
+    expect(failed.statusMessage).toBe("boom");
+    for (const t of [done, failed, cancelled]) {
+      expect(await store.get(t.taskId, full)).toEqual(t);
+    }
+  });
+
   it("refuses what the database cannot store with invalid_task, never a raw error", async () => {
     const cases: (() => Promise<unknown>)[] = [
       () =>
@@ -87,5 +121,49 @@ describe("database clock, bad input, janitor (PostgreSQL, no injected clock)", (
     await expect(other.get("x", SCOPE)).rejects.toSatisfy((e: unknown) =>
       isTaskError(e, "store_unavailable"),
     );
+  });
+});
+
+describe("paced after-commit notifications", () => {
+  it("a stream of changes goes out in fewer batches, all of them, in order; close flushes", async () => {
+    const sent: string[][] = [];
+    const notifier = new BatchedNotifier(
+      async (batch) => {
+        sent.push(batch);
+      },
+      { minIntervalMs: 20 },
+    );
+    const all = Array.from({ length: 200 }, (_, i) => `p${i}`);
+    for (const p of all) {
+      notifier.publish(p);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await notifier.close();
+    expect(sent.flat()).toEqual(all);
+    expect(sent.length).toBeLessThan(all.length);
+    notifier.publish("after close");
+    expect(sent.flat()).toEqual(all);
+  });
+
+  it("with a long interval, another node still sees every change, in order", async () => {
+    const schema = freshSchemaName("p");
+    await migrate(DATABASE_URL, { schema });
+    const a = await createPostgresTaskStore({ url: DATABASE_URL, schema, notifyIntervalMs: 200 });
+    const b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
+    try {
+      const t = await a.create(task(), SCOPE);
+      const seen: number[] = [];
+      const stop = b.watch((c) => {
+        if (c.kind === "status_message") seen.push(c.version);
+      }, t.taskId);
+      for (let i = 0; i < 20; i++) await a.setStatusMessage(t.taskId, SCOPE, `step ${i}`);
+      for (let i = 0; i < 100 && seen.length < 20; i++) await sleep(50);
+      stop();
+      expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    } finally {
+      await a.close();
+      await b.close();
+      await dropSchemas([schema]);
+    }
   });
 });
