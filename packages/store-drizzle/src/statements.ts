@@ -247,15 +247,17 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
 ) SELECT d.*${note("d", "deleted")} FROM d`;
 
     // $1 owner key, $2 after seq, $3 now, $4 statuses (comma-separated) or NULL, $5 limit.
-    const page = (ownerKey: string) => `SELECT t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
+    const page = (ownerKey: string, key = "") => `SELECT${key} t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
   WHERE t.owner_key = ${ownerKey} AND t.seq > $2::bigint
     AND (t.expires_at IS NULL OR t.expires_at > ${nowOf("$3")})
     AND ($4::text IS NULL OR t.status = ANY(string_to_array($4::text, ',')))
   ORDER BY t.seq LIMIT $5::bigint`;
     this.listOwn = page("$1::text");
-    // Two ordered index scans merged, rather than an OR that would force a sort.
-    this.listWithUnowned = `SELECT * FROM ((${page("$1::text")}) UNION ALL (${page("''")})) AS p
-  ORDER BY p.seq LIMIT $5::bigint`;
+    // Two ordered index scans merged (Merge Append), rather than an OR that would force a
+    // sort. The merge key is the bigint seq itself: ordering by its float8 copy would not
+    // match the scans' order and the planner would sort.
+    this.listWithUnowned = `SELECT * FROM ((${page("$1::text", " t.seq AS k,")}) UNION ALL (${page("''", " t.seq AS k,")})) AS p
+  ORDER BY p.k LIMIT $5::bigint`;
 
     // $5 holder, $6 duration in ms. Leases are bookkeeping: no version bump, no event.
     this.renewLease = `UPDATE ${T} AS t SET lease_holder = $5::text,
