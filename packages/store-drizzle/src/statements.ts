@@ -247,7 +247,10 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
 ) SELECT d.*${note("d", "deleted")} FROM d`;
 
     // $1 owner key, $2 after seq, $3 now, $4 statuses (comma-separated) or NULL, $5 limit.
-    const page = (ownerKey: string, key = "") => `SELECT${key} t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
+    const page = (
+      ownerKey: string,
+      key = "",
+    ) => `SELECT${key} t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
   WHERE t.owner_key = ${ownerKey} AND t.seq > $2::bigint
     AND (t.expires_at IS NULL OR t.expires_at > ${nowOf("$3")})
     AND ($4::text IS NULL OR t.status = ANY(string_to_array($4::text, ',')))
