@@ -1,20 +1,21 @@
-import type { TaskChange, TaskChangeListener, Unsubscribe } from "./store.js";
+import type { TaskChange, Unsubscribe } from "./store.js";
 
 /**
- * In-process fan-out of task changes, indexed by task id so that delivering one change
- * costs O(its listeners), not O(all listeners). Stores use it to implement `watch`.
+ * In-process fan-out of per-task events (task changes by default), indexed by task id so
+ * that delivering one event costs O(its listeners), not O(all listeners). Stores use it to
+ * implement `watch`; the runner uses it for progress reports.
  */
-export class ChangeFeed {
-  readonly #byTask = new Map<string, Set<TaskChangeListener>>();
-  readonly #all = new Set<TaskChangeListener>();
-  readonly #onListenerError: (error: unknown) => void;
+export class ChangeFeed<E extends { readonly taskId: string } = TaskChange> {
+  readonly #byTask = new Map<string, Set<(event: E) => void>>();
+  readonly #all = new Set<(event: E) => void>();
+  readonly #onListenerError: (error: unknown, event: E) => void;
 
-  constructor(onListenerError: (error: unknown) => void = reportListenerError) {
+  constructor(onListenerError: (error: unknown, event: E) => void = reportListenerError) {
     this.#onListenerError = onListenerError;
   }
 
   /** Subscribes to one task, or to all tasks when `taskId` is absent. */
-  watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
+  watch(listener: (event: E) => void, taskId?: string): Unsubscribe {
     if (taskId === undefined) {
       this.#all.add(listener);
       return () => {
@@ -47,8 +48,8 @@ export class ChangeFeed {
     return n;
   }
 
-  /** Delivers a change to its listeners, synchronously. */
-  emit(change: TaskChange): void {
+  /** Delivers an event to its listeners, synchronously. */
+  emit(change: E): void {
     const set = this.#byTask.get(change.taskId);
     if (set) for (const listener of [...set]) this.#deliver(listener, change);
     for (const listener of [...this.#all]) this.#deliver(listener, change);
@@ -60,11 +61,11 @@ export class ChangeFeed {
     this.#all.clear();
   }
 
-  #deliver(listener: TaskChangeListener, change: TaskChange): void {
+  #deliver(listener: (event: E) => void, change: E): void {
     try {
       listener(change);
     } catch (error) {
-      this.#onListenerError(error);
+      this.#onListenerError(error, change);
     }
   }
 }

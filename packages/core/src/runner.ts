@@ -1,8 +1,9 @@
+import { ChangeFeed } from "./change-feed.js";
 import { isTaskError } from "./errors.js";
 import { isTerminal } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
-import { supportsLeases, type TaskChange } from "./store.js";
+import { supportsLeases, type TaskChange, type Unsubscribe } from "./store.js";
 import type { InputRequest, InputResponse, JsonRpcErrorObject, TaskRecord } from "./task.js";
 
 /** What a handler sees while it runs as a task. */
@@ -46,8 +47,6 @@ export type TaskHandler = (
   args: Readonly<Record<string, unknown>>,
   ctx: TaskContext,
 ) => Promise<Readonly<Record<string, unknown>>> | Readonly<Record<string, unknown>>;
-
-const ALL = Symbol("all tasks");
 
 /** What {@link TaskRunner.start} needs. */
 export interface StartTaskInput extends CreateTaskInput {
@@ -119,7 +118,9 @@ export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
 export class TaskRunner {
   readonly service: TaskService;
   readonly #runs = new Map<string, Run>();
-  readonly #progress = new Map<string | typeof ALL, Set<TaskProgressListener>>();
+  readonly #progress = new ChangeFeed<TaskProgress>((error, report) =>
+    this.#onError(error, report.taskId),
+  );
   readonly #onError: (error: unknown, taskId: string) => void;
   readonly #settleAttempts: number;
   readonly #settleRetryMs: number;
@@ -158,32 +159,13 @@ export class TaskRunner {
    * Subscribes to the progress reports of one task (or of every task when `taskId` is
    * absent) run by this runner. Reports are not stored, so only this node hears them.
    */
-  onProgress(listener: TaskProgressListener, taskId?: string): () => void {
-    const key: string | typeof ALL = taskId ?? ALL;
-    let set = this.#progress.get(key);
-    if (!set) {
-      set = new Set();
-      this.#progress.set(key, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.#progress.get(key);
-      current?.delete(listener);
-      if (current?.size === 0) this.#progress.delete(key);
-    };
+  onProgress(listener: TaskProgressListener, taskId?: string): Unsubscribe {
+    return this.#progress.watch(listener, taskId);
   }
 
   /** @internal */
   emitProgress(report: TaskProgress): void {
-    for (const key of [report.taskId, ALL] as const) {
-      for (const listener of this.#progress.get(key) ?? []) {
-        try {
-          listener(report);
-        } catch (error) {
-          this.#onError(error, report.taskId);
-        }
-      }
-    }
+    this.#progress.emit(report);
   }
 
   /** How many handlers are running on this runner. */

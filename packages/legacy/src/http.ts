@@ -169,19 +169,30 @@ class LegacySession {
 
   /** The stream of an in-flight request, as a channel for side requests. */
   #requestChannel(ctx: ServerContext, signal: AbortSignal): DeliveryChannel {
+    return this.#channel("tasks/result", signal, (request, options) =>
+      ctx.mcpReq.send(request, options),
+    );
+  }
+
+  /** A delivery channel that sends side requests with `send`, with the session's timeout. */
+  #channel(
+    kind: DeliveryChannel["kind"],
+    signal: AbortSignal,
+    send: (
+      request: SideRequest,
+      options: { signal: AbortSignal; timeout: number },
+    ) => Promise<unknown>,
+  ): DeliveryChannel {
     const timeout = this.#options.inputRequestTimeoutMs ?? 600_000;
     return {
-      kind: "tasks/result",
+      kind,
       clientCapabilities: this.server.getClientCapabilities() as
         | Record<string, unknown>
         | undefined,
       signal,
       send: async (request: SideRequest, sendSignal: AbortSignal) => {
         try {
-          return (await ctx.mcpReq.send(request, { signal: sendSignal, timeout })) as Record<
-            string,
-            unknown
-          >;
+          return (await send(request, { signal: sendSignal, timeout })) as Record<string, unknown>;
         } catch (error) {
           throw clientError(error);
         }
@@ -368,24 +379,9 @@ class LegacySession {
   openStandalone(): () => void {
     this.#standalone?.close();
     const controller = new AbortController();
-    const timeout = this.#options.inputRequestTimeoutMs ?? 600_000;
-    const channel: DeliveryChannel = {
-      kind: "session",
-      clientCapabilities: this.server.getClientCapabilities() as
-        | Record<string, unknown>
-        | undefined,
-      signal: controller.signal,
-      send: async (request: SideRequest, sendSignal: AbortSignal) => {
-        try {
-          return (await this.server.request(request, { signal: sendSignal, timeout })) as Record<
-            string,
-            unknown
-          >;
-        } catch (error) {
-          throw clientError(error);
-        }
-      },
-    };
+    const channel = this.#channel("session", controller.signal, (request, options) =>
+      this.server.request(request, options),
+    );
     const close = () => {
       if (this.#standalone?.channel === channel) this.#standalone = undefined;
       controller.abort();

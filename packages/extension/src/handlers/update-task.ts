@@ -1,4 +1,3 @@
-import { isTaskError } from "@mcp-tasks/core";
 import { invalidParams, taskFailureToRpc } from "../errors.js";
 import type { RpcOutcome, TasksRequestContext } from "../request.js";
 import { type AckResult, InputResponsesSchema, UpdateTaskParamsSchema } from "../schemas.js";
@@ -25,12 +24,8 @@ export async function updateTask(
     );
     const parsed = InputResponsesSchema.safeParse(ctx.inputResponses ?? inputResponses ?? {});
     if (!parsed.success) throw invalidParams("inputResponses must map keys to response objects");
-    try {
-      await deps.service.submitInput(ctx.owner, taskId, parsed.data);
-    } catch (error) {
-      // Input for a finished task is ignored like input for an unknown key.
-      if (!isTaskError(error, "invalid_transition")) throw error;
-    }
+    // A finished task accepts nothing, like an unknown key: the store ignores such input.
+    await deps.service.submitInput(ctx.owner, taskId, parsed.data);
     return { result: { resultType: "complete" } };
   } catch (error) {
     return { error: taskFailureToRpc(error) };
