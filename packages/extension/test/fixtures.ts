@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { owner, type TaskRecord, TaskRunner, TaskService, type TaskStore } from "@mcp-tasks/core";
-import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
+import { createPostgresTaskStore, dropTaskSchema } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
-import postgres from "postgres";
 import { TasksExtension, type TasksRequestContext, type TasksTool } from "../src/index.js";
 
 export const EXT = "io.modelcontextprotocol/tasks";
@@ -142,14 +141,7 @@ export const postgresStore: StoreFactory = {
     });
     return {
       store,
-      async dispose() {
-        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-        try {
-          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await sql.end({ timeout: 5 });
-        }
-      },
+      dispose: () => dropTaskSchema(DATABASE_URL, schema),
     };
   },
 };

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
-import postgres from "postgres";
+import { createPostgresTaskStore, dropTaskSchema } from "@mcp-tasks/store-drizzle";
 import type { StoreFactory } from "./fixtures.js";
 
 /** The test database, as in `@mcp-tasks/store-drizzle`'s own tests; override with DATABASE_URL. */
@@ -21,12 +20,7 @@ export const postgresStore: StoreFactory = {
       store,
       async close() {
         await store.close();
-        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-        try {
-          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await sql.end({ timeout: 5 });
-        }
+        await dropTaskSchema(DATABASE_URL, schema);
       },
     };
   },

@@ -7,6 +7,7 @@
 export { isConnectionError, mapDriverError } from "./errors.js";
 export { type JanitorOptions, type JanitorSweep, startJanitor } from "./janitor.js";
 export {
+  dropTaskSchema,
   MIGRATIONS_FOLDER,
   type MigrateOptions,
   type MigrateResult,

@@ -24,6 +24,20 @@ export interface MigrateResult {
   readonly applied: readonly string[];
 }
 
+/** Runs `work` on a one-connection client for `url`, closed afterwards. */
+async function withConnection<T>(url: string, work: (sql: Sql) => Promise<T>): Promise<T> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    return await work(sql);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+function executorFor(target: Sql | PGlite): Executor {
+  return isPGlite(target) ? pgliteExecutor(target) : postgresExecutor(target);
+}
+
 function isPGlite(target: unknown): target is PGlite {
   return (
     typeof target === "object" &&
@@ -45,15 +59,8 @@ export async function migrate(
   options: MigrateOptions = {},
 ): Promise<MigrateResult> {
   const schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
-  if (typeof target === "string") {
-    const sql = postgres(target, { max: 1, onnotice: () => {}, connect_timeout: 10 });
-    try {
-      return await migrate(sql, options);
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
-  }
-  const executor: Executor = isPGlite(target) ? pgliteExecutor(target) : postgresExecutor(target);
+  if (typeof target === "string") return withConnection(target, (sql) => migrate(sql, options));
+  const executor = executorFor(target);
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   try {
     return await executor.transaction(async (exec, query) => {
@@ -86,5 +93,25 @@ export async function migrate(
     });
   } catch (error) {
     throw mapDriverError(error, "migrate");
+  }
+}
+
+/**
+ * Removes a dedicated schema made by {@link migrate}, with its task table and journal: the
+ * teardown of a test run or of a tenant's schema. Missing schemas are fine. Refuses the
+ * default `public` schema, which holds more than tasks.
+ */
+export async function dropTaskSchema(target: MigrationTarget, schema: string): Promise<void> {
+  const name = checkSchemaName(schema);
+  if (name === DEFAULT_SCHEMA) throw new TypeError(`refusing to drop the ${DEFAULT_SCHEMA} schema`);
+  if (typeof target === "string") {
+    return withConnection(target, (sql) => dropTaskSchema(sql, name));
+  }
+  try {
+    await executorFor(target).transaction(async (exec) => {
+      await exec(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+    });
+  } catch (error) {
+    throw mapDriverError(error, "dropTaskSchema");
   }
 }

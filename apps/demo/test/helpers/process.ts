@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
+import { dropTaskSchema } from "@mcp-tasks/store-drizzle";
 
 /** The package directory (where `pnpm --filter @mcp-tasks/demo start` runs). */
 export const DEMO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -94,13 +94,8 @@ export function schemaName(prefix: string): string {
 }
 
 /** Drops a test schema (and everything in it). */
-export async function dropSchema(schema: string): Promise<void> {
-  const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 10 });
-  try {
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
+export function dropSchema(schema: string): Promise<void> {
+  return dropTaskSchema(DATABASE_URL, schema);
 }
 
 /** `/metrics` of a node. */
