@@ -7,6 +7,14 @@ import { rpc } from "./helpers/wire.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
+/** Waits (bounded) until the process has printed `text`: stdout arrives in chunks. */
+async function printed(p: ReturnType<typeof run>, text: string): Promise<string> {
+  for (let i = 0; i < 400 && !p.out().includes(text); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return p.out();
+}
+
 /** Waits for the `listening on` line (bounded) and returns the URL. */
 async function urlOf(p: ReturnType<typeof run>): Promise<string> {
   for (let i = 0; i < 400; i++) {
@@ -99,7 +107,7 @@ describe("the demo binary", () => {
     ]);
     try {
       const url = await urlOf(p);
-      expect(p.out()).toContain("auth: JWT");
+      expect(await printed(p, "auth: JWT")).toContain("auth: JWT");
       const sign = (sub: string) =>
         new SignJWT({ tenant: "acme" })
           .setProtectedHeader({ alg: "HS256" })
@@ -201,7 +209,7 @@ describe("the demo binary", () => {
     }
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(p.out().match(/listening on/g)).toHaveLength(1);
-    expect(p.out()).toContain("store: memory");
+    expect(await printed(p, "store: memory")).toContain("store: memory");
     const inFlight = rpc(
       url,
       "tools/call",
@@ -223,7 +231,7 @@ describe("the demo binary", () => {
         url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
         if (!url) await new Promise((r) => setTimeout(r, 25));
       }
-      expect(p.out()).toContain("eras: 2026-07-28)");
+      expect(await printed(p, "eras: 2026-07-28)")).toContain("eras: 2026-07-28)");
       const response = await fetch(url, {
         method: "POST",
         headers: {
