@@ -68,10 +68,15 @@ async function main(): Promise<number> {
     await app.close({ drainMs: 0 }).catch(() => {});
     return 1;
   }
-  console.log(`listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")})`);
-  console.log(`metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`);
-  if (opened.leasing) console.log(`lease holder: ${holder}`);
-  for (const line of auth.startupLines) console.log(line);
+  // One write, so a reader of the pipe sees the whole start-up block at once.
+  console.log(
+    [
+      `listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")})`,
+      `metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`,
+      ...(opened.leasing ? [`lease holder: ${holder}`] : []),
+      ...auth.startupLines,
+    ].join("\n"),
+  );
 
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {

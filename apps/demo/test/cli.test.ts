@@ -3,27 +3,11 @@ import { fileURLToPath } from "node:url";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.js";
+import { startProcess } from "./helpers/process.js";
 import { rpc } from "./helpers/wire.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** Waits (bounded) until the process has printed `text`: stdout arrives in chunks. */
-async function printed(p: ReturnType<typeof run>, text: string): Promise<string> {
-  for (let i = 0; i < 400 && !p.out().includes(text); i++) {
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return p.out();
-}
-
-/** Waits for the `listening on` line (bounded) and returns the URL. */
-async function urlOf(p: ReturnType<typeof run>): Promise<string> {
-  for (let i = 0; i < 400; i++) {
-    const url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1];
-    if (url) return url;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`the demo did not start: ${p.err()}`);
-}
 const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 function run(args: string[], env: Record<string, string> = {}) {
@@ -95,7 +79,7 @@ describe("the demo binary", () => {
 
   it("identifies callers by JWT with --auth jwt: owners are isolated, bad tokens get 401", async () => {
     const secret = "a-test-secret-of-at-least-32-chars!";
-    const p = run([
+    const p = await startProcess([
       "--port",
       "0",
       "--auth",
@@ -105,9 +89,9 @@ describe("the demo binary", () => {
       "--jwt-audience",
       "mcp",
     ]);
+    const { url } = p;
     try {
-      const url = await urlOf(p);
-      expect(await printed(p, "auth: JWT")).toContain("auth: JWT");
+      expect(p.out()).toContain("auth: JWT");
       const sign = (sub: string) =>
         new SignJWT({ tenant: "acme" })
           .setProtectedHeader({ alg: "HS256" })
@@ -134,16 +118,15 @@ describe("the demo binary", () => {
       expect((await rpc(url, "tasks/get", { taskId })).body?.error?.code).toBe(-32602);
       expect((await rpc(url, "tasks/get", { taskId }, { token: `${alice}x` })).status).toBe(401);
     } finally {
-      p.child.kill("SIGTERM");
-      await p.exited;
+      await p.kill("SIGTERM");
     }
   }, 30_000);
 
   it("trusts only the gateway's header with --auth gateway", async () => {
     const secret = "gateway-secret-0123456789";
-    const p = run(["--port", "0", "--auth", "gateway", "--gateway-secret", secret]);
+    const p = await startProcess(["--port", "0", "--auth", "gateway", "--gateway-secret", secret]);
+    const { url } = p;
     try {
-      const url = await urlOf(p);
       const as = (who: string, withSecret = true) => ({
         headers: {
           "x-authenticated-user": who,
@@ -165,8 +148,7 @@ describe("the demo binary", () => {
       );
       expect((await rpc(url, "tasks/get", { taskId }, as("alice@acme", false))).status).toBe(403);
     } finally {
-      p.child.kill("SIGTERM");
-      await p.exited;
+      await p.kill("SIGTERM");
     }
   }, 30_000);
 
@@ -209,7 +191,7 @@ describe("the demo binary", () => {
     }
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(p.out().match(/listening on/g)).toHaveLength(1);
-    expect(await printed(p, "store: memory")).toContain("store: memory");
+    expect(p.out()).toContain("store: memory");
     const inFlight = rpc(
       url,
       "tools/call",
@@ -231,7 +213,7 @@ describe("the demo binary", () => {
         url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
         if (!url) await new Promise((r) => setTimeout(r, 25));
       }
-      expect(await printed(p, "eras: 2026-07-28)")).toContain("eras: 2026-07-28)");
+      expect(p.out()).toContain("eras: 2026-07-28)");
       const response = await fetch(url, {
         method: "POST",
         headers: {
