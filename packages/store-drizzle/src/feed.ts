@@ -3,17 +3,12 @@ import type { TaskChange, TaskChangeKind, TaskStatus } from "@mcp-tasks/core";
 import type { Sql } from "postgres";
 
 /*
- * Notification payloads are `origin,kind,status,version,taskId`: small, with no owner and
- * no task data (a watcher re-reads through its own scope), and the id last because it may
- * contain commas.
+ * A one-change payload, as the in-transaction statements build it, is
+ * `origin,kind,status,version,taskId`: small, with no owner and no task data (a watcher
+ * re-reads through its own scope), and the id last because it may contain commas.
  */
 
-/** Encodes a change for pg_notify. */
-export function encodeChange(origin: string, change: TaskChange): string {
-  return `${origin},${change.kind},${change.status},${change.version},${change.taskId}`;
-}
-
-/** Decodes a payload; `undefined` for anything malformed (it is ignored). */
+/** Decodes a one-change payload; `undefined` for anything malformed (it is ignored). */
 export function decodeChange(payload: string): { origin: string; change: TaskChange } | undefined {
   const parts: string[] = [];
   let from = 0;
@@ -35,6 +30,80 @@ export function decodeChange(payload: string): { origin: string; change: TaskCha
       version,
     },
   };
+}
+
+/*
+ * A batch of changes travels packed, many changes per notification: a JSON array
+ * `[origin, kind, status, version, taskId, kind, status, version, taskId, …]`. Every
+ * notification costs each listening connection a protocol message and its node a callback,
+ * so a batch of 30 changes as one payload instead of 30 is most of what the feed costs a
+ * busy writer. JSON because task ids may hold any character; the leading `[` tells a packed
+ * payload from a one-change payload (whose origin is alphanumeric).
+ */
+
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clear of that. */
+const MAX_PAYLOAD_BYTES = 7900;
+
+/** Packs changes into as few payloads as the size limit allows, in order. */
+export function packChanges(origin: string, changes: readonly TaskChange[]): string[] {
+  const head = `[${JSON.stringify(origin)}`;
+  const headBytes = Buffer.byteLength(head);
+  const payloads: string[] = [];
+  let current = head;
+  let bytes = headBytes;
+  for (const c of changes) {
+    const entry = `,${JSON.stringify(c.kind)},${JSON.stringify(c.status)},${c.version},${JSON.stringify(c.taskId)}`;
+    const entryBytes = Buffer.byteLength(entry);
+    if (current !== head && bytes + entryBytes + 1 > MAX_PAYLOAD_BYTES) {
+      payloads.push(`${current}]`);
+      current = head;
+      bytes = headBytes;
+    }
+    current += entry;
+    bytes += entryBytes;
+  }
+  if (current !== head) payloads.push(`${current}]`);
+  return payloads;
+}
+
+/** Whether a payload is a packed batch (see {@link packChanges}). */
+export function isPacked(payload: string): boolean {
+  return payload.charCodeAt(0) === 91; // "["
+}
+
+/** The prefix of every packed payload `origin` sends, to skip one's own without parsing. */
+export function packedPrefix(origin: string): string {
+  return `[${JSON.stringify(origin)},`;
+}
+
+/** Unpacks a batch; malformed payloads and entries give nothing (they are ignored). */
+export function unpackChanges(payload: string): { origin: string; changes: TaskChange[] } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return { origin: "", changes: [] };
+  }
+  if (!Array.isArray(parsed) || typeof parsed[0] !== "string") return { origin: "", changes: [] };
+  const changes: TaskChange[] = [];
+  for (let i = 1; i + 3 < parsed.length; i += 4) {
+    const [kind, status, version, taskId] = parsed.slice(i, i + 4) as unknown[];
+    if (
+      typeof kind === "string" &&
+      typeof status === "string" &&
+      Number.isSafeInteger(version) &&
+      typeof taskId === "string" &&
+      taskId.length > 0
+    ) {
+      changes.push({
+        taskId,
+        kind: kind as TaskChangeKind,
+        status: status as TaskStatus,
+        version: version as number,
+      });
+    }
+  }
+  return { origin: parsed[0], changes };
 }
 
 /** Subscribes to a channel; resolves once the subscription is active. */
@@ -77,11 +146,11 @@ export function pgliteSubscribe(db: PGlite): Subscribe {
  * instead of one per write (each costs the database a transaction and the global notify
  * lock), at the cost of up to `minIntervalMs` of extra wake-up latency for other nodes.
  */
-export class BatchedNotifier {
-  readonly #send: (payloads: string[]) => Promise<unknown>;
+export class BatchedNotifier<T = string> {
+  readonly #send: (items: T[]) => Promise<unknown>;
   readonly #maxQueued: number;
   readonly #minIntervalMs: number;
-  #queue: string[] = [];
+  #queue: T[] = [];
   #inFlight: Promise<void> | null = null;
   #lastSentAt = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -91,7 +160,7 @@ export class BatchedNotifier {
   batches = 0;
 
   constructor(
-    send: (payloads: string[]) => Promise<unknown>,
+    send: (items: T[]) => Promise<unknown>,
     options: { maxQueued?: number; minIntervalMs?: number } = {},
   ) {
     this.#send = send;
@@ -99,10 +168,10 @@ export class BatchedNotifier {
     this.#minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
   }
 
-  publish(payload: string): void {
+  publish(item: T): void {
     if (this.#closed) return;
     if (this.#queue.length >= this.#maxQueued) this.#queue.shift();
-    this.#queue.push(payload);
+    this.#queue.push(item);
     if (this.#inFlight === null) this.#inFlight = this.#drain();
   }
 

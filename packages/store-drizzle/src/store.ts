@@ -29,7 +29,15 @@ import {
 } from "@mcp-tasks/core";
 import { mapDriverError } from "./errors.js";
 import type { Executor, Row } from "./executor.js";
-import { type BatchedNotifier, decodeChange, encodeChange, type Subscribe } from "./feed.js";
+import {
+  type BatchedNotifier,
+  decodeChange,
+  isPacked,
+  packChanges,
+  packedPrefix,
+  type Subscribe,
+  unpackChanges,
+} from "./feed.js";
 import { toRecord } from "./mapping.js";
 import { channelName, checkSchemaName, DEFAULT_SCHEMA, qualifiedTable } from "./names.js";
 import { Statements } from "./statements.js";
@@ -69,11 +77,13 @@ export interface DrizzleTaskStoreOptions {
 export interface StoreBackend {
   readonly executor: Executor;
   readonly subscribe: Subscribe;
-  /** Sends a batch of payloads on the channel (after-commit mode). */
+  /** Sends payloads on the channel, one notification each (after-commit mode). */
   readonly sendNotifications: ((channel: string, payloads: string[]) => Promise<unknown>) | null;
   /** Releases what the factory opened (pools, embedded databases). */
   readonly release: () => Promise<void>;
-  readonly createNotifier: (send: (payloads: string[]) => Promise<unknown>) => BatchedNotifier;
+  readonly createNotifier: (
+    send: (changes: TaskChange[]) => Promise<unknown>,
+  ) => BatchedNotifier<TaskChange>;
 }
 
 /** The longest ttl stored: expiry must stay inside PostgreSQL's timestamp range. */
@@ -122,9 +132,11 @@ export class DrizzleTaskStore implements LeasingTaskStore {
   readonly #table: string;
   readonly #channel: string;
   readonly #origin: string;
+  /** How this store's own packed notifications start (skipped unread when they come back). */
+  readonly #ownPacked: string;
   readonly #feed = new ChangeFeed();
   readonly #pending: TaskChange[] = [];
-  readonly #notifier: BatchedNotifier | null;
+  readonly #notifier: BatchedNotifier<TaskChange> | null;
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
@@ -141,6 +153,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
+    this.#ownPacked = packedPrefix(this.#origin);
     const mode = options.notify ?? defaultNotify;
     const send = backend.sendNotifications;
     const inTransaction = mode === "in-transaction" || send === null;
@@ -152,7 +165,9 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     this.#notifier =
       inTransaction || send === null
         ? null
-        : backend.createNotifier((payloads) => send(this.#channel, payloads));
+        : backend.createNotifier((changes) =>
+            send(this.#channel, packChanges(this.#origin, changes)),
+          );
   }
 
   /** Starts listening for other nodes' changes; the factories call it. */
@@ -611,7 +626,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
   }
 
   #emit(change: TaskChange): void {
-    this.#notifier?.publish(encodeChange(this.#origin, change));
+    this.#notifier?.publish(change);
     this.#deliver(change);
   }
 
@@ -627,9 +642,15 @@ export class DrizzleTaskStore implements LeasingTaskStore {
   }
 
   #onNotification(payload: string): void {
-    const decoded = decodeChange(payload);
     // Our own changes were delivered locally when the write returned.
-    if (decoded === undefined || decoded.origin === this.#origin || this.#closed) return;
+    if (this.#closed) return;
+    if (isPacked(payload)) {
+      if (payload.startsWith(this.#ownPacked)) return;
+      for (const change of unpackChanges(payload).changes) this.#deliver(change);
+      return;
+    }
+    const decoded = decodeChange(payload);
+    if (decoded === undefined || decoded.origin === this.#origin) return;
     this.#deliver(decoded.change);
   }
 }

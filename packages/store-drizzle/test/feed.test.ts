@@ -1,0 +1,119 @@
+import { type OwnerScope, owner, ownerScope, type TaskChange } from "@mcp-tasks/core";
+import postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { isPacked, packChanges, packedPrefix, unpackChanges } from "../src/feed.js";
+import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { channelName } from "../src/names.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+
+const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
+
+/** Ids that break naive encodings: separators, quotes, escapes, astral characters, max length. */
+const AWKWARD_IDS = [
+  "plain",
+  "a,b,c",
+  'quote"d',
+  "back\\slash",
+  "new\nline",
+  "tab\tand\u0001control",
+  "[bracket]",
+  "emoji-😀-end",
+  "é".repeat(128),
+  "😀".repeat(64), // 128 UTF-16 units, 256 bytes
+];
+
+const change = (taskId: string, version: number): TaskChange => ({
+  taskId,
+  kind: "status_message",
+  status: "working",
+  version,
+});
+
+describe("packed notifications (encoding)", () => {
+  it("round-trip any task id, in order, with the origin", () => {
+    const changes = AWKWARD_IDS.map((id, i) => change(id, i + 1));
+    const payloads = packChanges("abc12345", changes);
+    expect(payloads).toHaveLength(1);
+    expect(isPacked(payloads[0]!)).toBe(true);
+    expect(payloads[0]!.startsWith(packedPrefix("abc12345"))).toBe(true);
+    expect(unpackChanges(payloads[0]!)).toEqual({ origin: "abc12345", changes });
+  });
+
+  it("split a large batch into payloads PostgreSQL accepts, losing and reordering nothing", () => {
+    const changes = Array.from({ length: 500 }, (_, i) => change(`${"😀".repeat(60)}-${i}`, i));
+    const payloads = packChanges("abc12345", changes);
+    expect(payloads.length).toBeGreaterThan(1);
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
+    expect(payloads.flatMap((p) => unpackChanges(p).changes)).toEqual(changes);
+  });
+
+  it("give nothing for malformed payloads and skip malformed entries", () => {
+    expect(unpackChanges("[not json").changes).toEqual([]);
+    expect(unpackChanges("[]").changes).toEqual([]);
+    expect(unpackChanges('{"a":1}').changes).toEqual([]);
+    expect(unpackChanges("[1,2,3]").changes).toEqual([]);
+    const mixed = unpackChanges(
+      '["o","created","working",1,"ok",7,"working",2,"bad-kind","created","working",1.5,"bad-version","created","working",3,""]',
+    );
+    expect(mixed.changes).toEqual([
+      { taskId: "ok", kind: "created", status: "working", version: 1 },
+    ]);
+    expect(packChanges("o", [])).toEqual([]);
+  });
+});
+
+describe("packed notifications (PostgreSQL)", () => {
+  it("another node hears a burst of awkward ids in order; the writer hears its own once; garbage is ignored", async () => {
+    const schema = freshSchemaName("f");
+    await migrate(DATABASE_URL, { schema });
+    const a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 4 });
+    const b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
+    const raw = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      const onA: TaskChange[] = [];
+      const onB: TaskChange[] = [];
+      const stopA = a.watch((c) => onA.push(c));
+      const stopB = b.watch((c) => onB.push(c));
+      // Garbage on the channel first: B must ignore it and go on hearing real changes.
+      for (const junk of ["[", "[1,2]", "nonsense", '["x","created"]', ",,,,"]) {
+        await raw`SELECT pg_notify(${channelName(schema)}, ${junk})`;
+      }
+      const ids = AWKWARD_IDS.flatMap((id) =>
+        Array.from({ length: 30 }, (_, i) => `${id.slice(0, 120)}#${i}`),
+      );
+      await Promise.all(
+        ids.map((taskId) =>
+          a.create(
+            {
+              taskId,
+              era: "2026-07-28",
+              request: { toolName: "t", arguments: {} },
+              ttlMs: 60_000,
+              ttlAnchor: "creation",
+              pollIntervalMs: null,
+            },
+            SCOPE,
+          ),
+        ),
+      );
+      for (let i = 0; i < 200 && onB.length < ids.length; i++) await sleep(25);
+      // A's own notifications travelled too; give them time to come back before counting.
+      await sleep(100);
+      stopA();
+      stopB();
+      const created = (events: TaskChange[]) =>
+        events.filter((e) => e.kind === "created").map((e) => e.taskId);
+      expect(created(onB).sort()).toEqual([...ids].sort());
+      expect(onB).toHaveLength(ids.length);
+      expect(created(onA).sort()).toEqual([...ids].sort());
+      expect(onA).toHaveLength(ids.length);
+      // Per node, changes arrive in the order the writer announced them.
+      expect(created(onB)).toEqual(created(onA));
+    } finally {
+      await raw.end({ timeout: 5 });
+      await a.close();
+      await b.close();
+      await dropSchemas([schema]);
+    }
+  });
+});
