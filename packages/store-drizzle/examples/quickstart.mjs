@@ -8,7 +8,7 @@ import {
   startJanitor,
 } from "@mcp-tasks/store-drizzle";
 
-const url = process.env.DATABASE_URL;
+const url = process.env.DATABASE_URL; // e.g. postgres://postgres@127.0.0.1:5432/app
 let store;
 if (url) {
   await migrate(url); // at start-up, on every node: concurrent runs are safe
