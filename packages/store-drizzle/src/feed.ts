@@ -3,42 +3,13 @@ import type { TaskChange, TaskChangeKind, TaskStatus } from "@mcp-tasks/core";
 import type { Sql } from "postgres";
 
 /*
- * A one-change payload, as the in-transaction statements build it, is
- * `origin,kind,status,version,taskId`: small, with no owner and no task data (a watcher
- * re-reads through its own scope), and the id last because it may contain commas.
- */
-
-/** Decodes a one-change payload; `undefined` for anything malformed (it is ignored). */
-export function decodeChange(payload: string): { origin: string; change: TaskChange } | undefined {
-  const parts: string[] = [];
-  let from = 0;
-  for (let i = 0; i < 4; i++) {
-    const comma = payload.indexOf(",", from);
-    if (comma < 0) return undefined;
-    parts.push(payload.slice(from, comma));
-    from = comma + 1;
-  }
-  const taskId = payload.slice(from);
-  const version = Number(parts[3]);
-  if (taskId.length === 0 || !Number.isSafeInteger(version)) return undefined;
-  return {
-    origin: parts[0]!,
-    change: {
-      taskId,
-      kind: parts[1] as TaskChangeKind,
-      status: parts[2] as TaskStatus,
-      version,
-    },
-  };
-}
-
-/*
- * A batch of changes travels packed, many changes per notification: a JSON array
- * `[origin, kind, status, version, taskId, kind, status, version, taskId, …]`. Every
- * notification costs each listening connection a protocol message and its node a callback,
- * so a batch of 30 changes as one payload instead of 30 is most of what the feed costs a
- * busy writer. JSON because task ids may hold any character; the leading `[` tells a packed
- * payload from a one-change payload (whose origin is alphanumeric).
+ * Every notification is a JSON array `[origin, kind, status, version, taskId, kind, status,
+ * version, taskId, …]`: no owner and no task data (a watcher re-reads through its own scope),
+ * JSON because task ids may hold any character. After-commit batches pack many changes into
+ * one payload, since every notification costs each listening connection a protocol message
+ * and its node a callback; the in-transaction statements send one change each, built by
+ * PostgreSQL's `json_build_array`. Both separate items with ", " as PostgreSQL renders them,
+ * so one prefix identifies a store's own payloads whoever built them.
  */
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clear of that. */
@@ -52,7 +23,7 @@ export function packChanges(origin: string, changes: readonly TaskChange[]): str
   let current = head;
   let bytes = headBytes;
   for (const c of changes) {
-    const entry = `,${JSON.stringify(c.kind)},${JSON.stringify(c.status)},${c.version},${JSON.stringify(c.taskId)}`;
+    const entry = `, ${JSON.stringify(c.kind)}, ${JSON.stringify(c.status)}, ${c.version}, ${JSON.stringify(c.taskId)}`;
     const entryBytes = Buffer.byteLength(entry);
     if (current !== head && bytes + entryBytes + 1 > MAX_PAYLOAD_BYTES) {
       payloads.push(`${current}]`);
@@ -66,14 +37,9 @@ export function packChanges(origin: string, changes: readonly TaskChange[]): str
   return payloads;
 }
 
-/** Whether a payload is a packed batch (see {@link packChanges}). */
-export function isPacked(payload: string): boolean {
-  return payload.charCodeAt(0) === 91; // "["
-}
-
-/** The prefix of every packed payload `origin` sends, to skip one's own without parsing. */
-export function packedPrefix(origin: string): string {
-  return `[${JSON.stringify(origin)},`;
+/** The prefix of every payload `origin` sends, to skip one's own without parsing. */
+export function payloadPrefix(origin: string): string {
+  return `[${JSON.stringify(origin)}, `;
 }
 
 /** Unpacks a batch; malformed payloads and entries give nothing (they are ignored). */

@@ -111,7 +111,7 @@ export class Statements {
     const note = (a: string, kind: TaskChangeKind) =>
       notify.channel === null
         ? ""
-        : `, length(pg_notify('${notify.channel}', '${notify.origin},${kind},' || ${a}.status || ',' || ${a}.version || ',' || ${a}.id)::text) AS _n`;
+        : `, length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', '${kind}', ${a}.status, ${a}.version, ${a}.id)::text)::text) AS _n`;
     const noNote = notify.channel === null ? "" : ", NULL::integer AS _n";
 
     const boundChecks: string[] = [];

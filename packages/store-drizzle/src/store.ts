@@ -31,10 +31,8 @@ import { mapDriverError } from "./errors.js";
 import type { Executor, Row } from "./executor.js";
 import {
   type BatchedNotifier,
-  decodeChange,
-  isPacked,
   packChanges,
-  packedPrefix,
+  payloadPrefix,
   type Subscribe,
   unpackChanges,
 } from "./feed.js";
@@ -132,8 +130,8 @@ export class DrizzleTaskStore implements LeasingTaskStore {
   readonly #table: string;
   readonly #channel: string;
   readonly #origin: string;
-  /** How this store's own packed notifications start (skipped unread when they come back). */
-  readonly #ownPacked: string;
+  /** How this store's own notifications start (skipped unread when they come back). */
+  readonly #ownPrefix: string;
   readonly #feed = new ChangeFeed();
   readonly #pending: TaskChange[] = [];
   readonly #notifier: BatchedNotifier<TaskChange> | null;
@@ -153,7 +151,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
-    this.#ownPacked = packedPrefix(this.#origin);
+    this.#ownPrefix = payloadPrefix(this.#origin);
     const mode = options.notify ?? defaultNotify;
     const send = backend.sendNotifications;
     const inTransaction = mode === "in-transaction" || send === null;
@@ -643,15 +641,8 @@ export class DrizzleTaskStore implements LeasingTaskStore {
 
   #onNotification(payload: string): void {
     // Our own changes were delivered locally when the write returned.
-    if (this.#closed) return;
-    if (isPacked(payload)) {
-      if (payload.startsWith(this.#ownPacked)) return;
-      for (const change of unpackChanges(payload).changes) this.#deliver(change);
-      return;
-    }
-    const decoded = decodeChange(payload);
-    if (decoded === undefined || decoded.origin === this.#origin) return;
-    this.#deliver(decoded.change);
+    if (this.#closed || payload.startsWith(this.#ownPrefix)) return;
+    for (const change of unpackChanges(payload).changes) this.#deliver(change);
   }
 }
 
