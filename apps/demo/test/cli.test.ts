@@ -1,32 +1,8 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config.js";
-import { startProcess } from "./helpers/process.js";
-import { rpc } from "./helpers/wire.js";
-
-const root = fileURLToPath(new URL("..", import.meta.url));
-
-const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
-
-function run(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [main, ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, exited, out: () => stdout, err: () => stderr };
-}
+import { spawnDemo, startProcess } from "./helpers/process.js";
+import { legacyInitialize, rpc } from "./helpers/wire.js";
 
 describe("the demo binary", () => {
   it("parses flags over environment variables", () => {
@@ -153,7 +129,7 @@ describe("the demo binary", () => {
   }, 30_000);
 
   it("refuses incomplete auth settings", async () => {
-    const jwt = run(["--port", "0", "--auth", "jwt"]);
+    const jwt = spawnDemo(["--port", "0", "--auth", "jwt"]);
     expect(await jwt.exited).toBe(2);
     expect(jwt.err()).toContain("--jwt-secret");
     expect(() => parseConfig(["--auth", "gateway", "--gateway-secret", "short"], {})).toThrow(
@@ -163,13 +139,13 @@ describe("the demo binary", () => {
   });
 
   it("prints help", async () => {
-    const p = run(["--help"]);
+    const p = spawnDemo(["--help"]);
     expect(await p.exited).toBe(0);
     expect(p.out()).toContain("--require-auth");
   });
 
   it("refuses an unreachable store clearly", async () => {
-    const p = run([
+    const p = spawnDemo([
       "--store",
       "postgres",
       "--database-url",
@@ -183,12 +159,8 @@ describe("the demo binary", () => {
   });
 
   it("prints one listening line, serves, and exits 0 on SIGTERM after in-flight requests", async () => {
-    const p = run(["--port", "0", "--tokens", "t1=alice@acme"]);
-    let url = "";
-    for (let i = 0; i < 200 && !url; i++) {
-      url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
-      if (!url) await new Promise((r) => setTimeout(r, 25));
-    }
+    const p = await startProcess(["--port", "0", "--tokens", "t1=alice@acme"]);
+    const url = p.url;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(p.out().match(/listening on/g)).toHaveLength(1);
     expect(p.out()).toContain("store: memory");
@@ -206,13 +178,9 @@ describe("the demo binary", () => {
   }, 30_000);
 
   it("with --legacy off, answers 2025-11-25 clients with a clear error", async () => {
-    const p = run(["--port", "0", "--legacy", "off", "--tokens", "t1=alice@acme"]);
+    const p = await startProcess(["--port", "0", "--legacy", "off", "--tokens", "t1=alice@acme"]);
     try {
-      let url = "";
-      for (let i = 0; i < 200 && !url; i++) {
-        url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1] ?? "";
-        if (!url) await new Promise((r) => setTimeout(r, 25));
-      }
+      const url = p.url;
       expect(p.out()).toContain("eras: 2026-07-28)");
       const response = await fetch(url, {
         method: "POST",
@@ -220,16 +188,7 @@ describe("the demo binary", () => {
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
         },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "old", version: "1" },
-          },
-        }),
+        body: JSON.stringify(legacyInitialize("old")),
       });
       expect(response.status).toBe(400);
       const body = (await response.json()) as { error?: { code?: number; message?: string } };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
 import { ALICE, BOB, startDemo } from "./helpers/server.js";
-import { EXT, pollTask, readResponse, rpc } from "./helpers/wire.js";
+import { EXT, legacyInitialize, pollTask, readResponse, rpc } from "./helpers/wire.js";
 
 describe("demo endpoint over HTTP", () => {
   let server: RunningServer;
@@ -149,20 +149,7 @@ describe("demo endpoint over HTTP", () => {
       arguments: { name: 42 },
     });
     expect(wrongArgs.body?.error?.code).toBe(-32602);
-    const legacy = await readResponse(
-      await post(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "x", version: "1" },
-          },
-        }),
-      ),
-    );
+    const legacy = await readResponse(await post(JSON.stringify(legacyInitialize("x"))));
     expect(legacy.status).toBe(400);
     expect(legacy.body?.error?.message).toContain("2025-11-25");
     const badToken = await rpc(server.url, "server/discover", {}, { token: "nope" });

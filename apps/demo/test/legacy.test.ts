@@ -5,18 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { connectLegacy, type LegacyConnected } from "./helpers/legacy-client.js";
 import { ALICE, ALICE_OWNER, BOB, BOB_OWNER, startDemo, startDualDemo } from "./helpers/server.js";
-import { readResponse } from "./helpers/wire.js";
+import { legacyInitialize, readResponse } from "./helpers/wire.js";
 
-const INITIALIZE = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
-  },
-};
+const INITIALIZE = legacyInitialize("raw");
 
 function post(url: string, body: string, headers: Record<string, string> = {}) {
   return fetch(url, {

@@ -24,16 +24,13 @@ export interface DemoProcess {
 const started = new Set<DemoProcess>();
 
 /**
- * Starts `node dist/main.js ...args` and resolves once it printed its `listening on` line
- * (bounded by `timeoutMs`); rejects, after killing it, when it exits or times out first.
+ * Runs `node dist/main.js ...args` without waiting for anything: for runs that are meant
+ * to exit on their own (`--help`, a refused configuration). `url` stays empty.
  */
-export async function startProcess(
-  args: string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<DemoProcess> {
+export function spawnDemo(args: string[], env: Record<string, string> = {}): DemoProcess {
   const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: DEMO_ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -44,13 +41,7 @@ export async function startProcess(
   child.stderr?.on("data", (d) => {
     stderr += d;
   });
-  let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) =>
-    child.on("exit", (code, signal) => {
-      exitCode = code ?? (signal ? null : code);
-      resolve(code);
-    }),
-  );
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   const proc: DemoProcess = {
     child,
     url: "",
@@ -58,7 +49,7 @@ export async function startProcess(
     out: () => stdout,
     err: () => stderr,
     async kill(signal = "SIGKILL") {
-      if (exitCode === undefined) child.kill(signal);
+      if (isRunning(child)) child.kill(signal);
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => resolve("timeout"), 15_000).unref(),
       );
@@ -72,15 +63,31 @@ export async function startProcess(
     },
   };
   started.add(proc);
+  return proc;
+}
+
+/**
+ * Starts `node dist/main.js ...args` and resolves once it printed its `listening on` line
+ * (bounded by `timeoutMs`); rejects, after killing it, when it exits or times out first.
+ */
+export async function startProcess(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<DemoProcess> {
+  const proc = spawnDemo(args, options.env);
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (let i = 0; i < 2_000 && Date.now() < deadline; i++) {
-    const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+    const url = /listening on (http:\/\/\S+)/.exec(proc.out())?.[1];
     if (url) return Object.assign(proc, { url });
-    if (exitCode !== undefined) break;
+    if (!isRunning(proc.child)) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   await proc.kill();
-  throw new Error(`the demo did not start: ${args.join(" ")}\n${stdout}\n${stderr}`);
+  throw new Error(`the demo did not start: ${args.join(" ")}\n${proc.out()}\n${proc.err()}`);
+}
+
+function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
 }
 
 /** Kills every process still running (for `afterEach`/`afterAll`). */

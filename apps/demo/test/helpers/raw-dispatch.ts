@@ -1,15 +1,7 @@
 import type { RawClientDispatch } from "@modelcontextprotocol/ext-tasks/client";
+import { readResponse } from "./wire.js";
 
 let nextId = 1;
-
-function parseSse(text: string, id: number): unknown {
-  for (const line of text.split(/\r?\n/)) {
-    if (!line.startsWith("data:")) continue;
-    const message = JSON.parse(line.slice(5).trim()) as { id?: unknown };
-    if (message.id === id) return message;
-  }
-  return undefined;
-}
 
 /**
  * The host side of ext-tasks' 2026-07-28 path: frames the request as JSON-RPC, POSTs it
@@ -35,12 +27,7 @@ export function rawDispatch(url: string, token: string): RawClientDispatch {
       body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
       ...(options?.signal && { signal: options.signal }),
     });
-    const text = await response.text();
-    const message = (
-      (response.headers.get("content-type") ?? "").includes("text/event-stream")
-        ? parseSse(text, id)
-        : JSON.parse(text)
-    ) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    const message = (await readResponse(response, id)).body;
     if (message?.error) return { kind: "error", error: message.error } as never;
     return { kind: "result", result: message?.result } as never;
   };

@@ -1,9 +1,23 @@
-/** Minimal 2026-07-28 JSON-RPC over HTTP, for wire-level tests. */
+/** Minimal JSON-RPC over HTTP, for wire-level tests (2026-07-28, and a 2025-11-25 opener). */
 
 export const EXT = "io.modelcontextprotocol/tasks";
 export const WITH_EXT = { extensions: { [EXT]: {} } };
 
 let nextId = 1;
+
+/** The `initialize` request a 2025-11-25 client opens its session with. */
+export function legacyInitialize(clientName: string) {
+  return {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: clientName, version: "1" },
+    },
+  };
+}
 
 export interface WireResponse {
   status: number;
