@@ -2,6 +2,7 @@ import {
   ANONYMOUS,
   isAnonymous,
   type Owner,
+  startJanitor,
   TaskRunner,
   TaskService,
   type TaskStore,
@@ -54,7 +55,7 @@ export interface DemoAppOptions {
    */
   readonly lease?: { readonly holder: string; readonly durationMs?: number };
   /**
-   * Run `cleanupExpired` and `failOrphans` this often (unref'd timer, one pass at a time);
+   * Run the core janitor (`cleanupExpired`, `failOrphans`) this often (unref'd, one pass at a time);
    * default off (0). The demo binary turns it on for pglite and postgres.
    */
   readonly sweepIntervalMs?: number;
@@ -249,25 +250,17 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     return response;
   }
 
-  let sweeping: Promise<void> | null = null;
   const sweepEvery = options.sweepIntervalMs ?? 0;
-  const sweeper =
+  const stopJanitor =
     sweepEvery > 0
-      ? setInterval(() => {
-          if (sweeping !== null) return;
-          sweeping = (async () => {
-            try {
-              await service.cleanupExpired({ limit: 500 });
-              await service.failOrphans({ limit: 500 });
-            } catch (error) {
-              onError(error);
-            }
-          })().finally(() => {
-            sweeping = null;
-          });
-        }, sweepEvery)
-      : undefined;
-  sweeper?.unref();
+      ? startJanitor(service, {
+          intervalMs: sweepEvery,
+          batch: 500,
+          onSweep: (sweep) => {
+            if (sweep.error !== undefined) onError(sweep.error);
+          },
+        })
+      : async () => {};
 
   let sessionsClosed: Promise<void> | undefined;
   const closeSessions = () => {
@@ -295,8 +288,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       }
     },
     async close({ drainMs = 10_000 } = {}) {
-      if (sweeper !== undefined) clearInterval(sweeper);
-      await sweeping;
+      await stopJanitor();
       await modern.close();
       await closeSessions();
       const drained = runner.drain();
@@ -305,7 +297,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
         timer = setTimeout(() => resolve("timeout"), drainMs);
       });
       if ((await Promise.race([drained, timeout])) === "timeout") {
-        if (runner.lease !== undefined) {
+        if (runner.leasing) {
           // Shared store: hand the tasks over as orphans (failed by any node's sweep at once)
           // instead of marking them cancelled; their handlers die with the process.
           await runner.releaseLeases();

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
-import { supportsLeases, type TaskStore } from "@mcp-tasks/core";
+import type { TaskStore } from "@mcp-tasks/core";
+import { supportsLeases } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 

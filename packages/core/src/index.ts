@@ -1,59 +1,36 @@
 /**
- * `@mcp-tasks/core`: the era-neutral task model. No I/O and no protocol era: the task
- * record and its state machine, owner scoping, the store contract, TTL policy, the
- * owner-checking {@link TaskService} and the {@link TaskRunner}.
+ * `@mcp-tasks/core`: the era-neutral task model, for application code. No I/O and no
+ * protocol era: the owner-checking {@link TaskService} and the {@link TaskRunner}, the task
+ * record and its statuses, owners, the closed error vocabulary, tool definitions, the
+ * janitor, TTL policy, clocks and ids, and the `TaskStore` interface with its change-feed
+ * types (enough to accept a store or watch one).
+ *
+ * Store authors find the lifecycle functions, owner scopes, cursors and the change feed in
+ * `@mcp-tasks/core/store`, and the contract suite in `@mcp-tasks/core/testing`. Each name
+ * is exported by exactly one of the three entries.
  *
  * @packageDocumentation
  */
-export { ChangeFeed } from "./change-feed.js";
 export { type Clock, ManualClock, systemClock } from "./clock.js";
-export { decodeCursor, decodeSequenceCursor, encodeCursor } from "./cursor.js";
-export {
-  isTaskError,
-  TASK_ERROR_CODES,
-  TaskError,
-  type TaskErrorCode,
-  taskErrors,
-} from "./errors.js";
+export { isTaskError, TASK_ERROR_CODES, TaskError, type TaskErrorCode } from "./errors.js";
+export type { FollowOptions } from "./follow.js";
 export { createIdGenerator, type IdGenerator } from "./ids.js";
 export {
-  ACTIVE_STATUSES,
-  assertFreshInputKeys,
-  assertIntentAllowed,
-  canTransition,
-  completeTask,
-  expiryOnTerminal,
-  failTask,
-  INTENT_FROM,
-  type Intent,
-  isExpired,
-  isTerminal,
-  markTaskCancelled,
-  newTaskRecord,
-  requestTaskCancel,
-  requireTaskInput,
-  type SubmitInputResult,
-  setTaskStatusMessage,
-  submitTaskInput,
-  type TakeInputResult,
-  TRANSITIONS,
-  takeTaskInputResponses,
-  validateNewTask,
-} from "./lifecycle.js";
+  type JanitorOptions,
+  type JanitorSweep,
+  type Sweepable,
+  startJanitor,
+} from "./janitor.js";
+export { isTerminal, type SubmitInputResult, type TakeInputResult } from "./lifecycle.js";
 export {
   ANONYMOUS,
   isAnonymous,
   type Owner,
   type OwnerPolicy,
-  type OwnerScope,
   owner,
-  ownerKey,
-  ownerScope,
   sameOwner,
-  scopeAllows,
-  scopeAllowsKey,
-  UNOWNED_KEY,
 } from "./owner.js";
+export { isRpcError, RpcError, type RpcOutcome, toOutcome } from "./rpc.js";
 export {
   type StartTaskInput,
   TaskCancelledError,
@@ -71,22 +48,18 @@ export {
   TaskService,
   type TaskServiceOptions,
 } from "./service.js";
-export {
-  type LeasingTaskStore,
-  type ListQuery,
-  supportsLeases,
-  type TaskChange,
-  type TaskChangeKind,
-  type TaskChangeListener,
-  type TaskPage,
-  type TaskStore,
-  type Unsubscribe,
+export type {
+  TaskChange,
+  TaskChangeKind,
+  TaskChangeListener,
+  TaskPage,
+  TaskStore,
+  Unsubscribe,
 } from "./store.js";
 export {
   type InputRequest,
   type InputResponse,
   type JsonRpcErrorObject,
-  type NewTask,
   TASK_STATUSES,
   type TaskEra,
   type TaskLease,
@@ -102,5 +75,6 @@ export {
   TASK_MODES,
   type TaskMode,
   type ToolDefinition,
+  toolRegistry,
 } from "./tool.js";
-export { DEFAULT_TTL_POLICY, resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";
+export { DEFAULT_TTL_POLICY, type TtlPolicy } from "./ttl.js";

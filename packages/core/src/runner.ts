@@ -3,7 +3,7 @@ import { isTaskError } from "./errors.js";
 import { isTerminal } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
-import { supportsLeases, type TaskChange, type Unsubscribe } from "./store.js";
+import { supportsLeases, type Unsubscribe } from "./store.js";
 import type { InputRequest, InputResponse, JsonRpcErrorObject, TaskRecord } from "./task.js";
 
 /** What a handler sees while it runs as a task. */
@@ -58,9 +58,12 @@ export interface TaskRunnerOptions {
   readonly service: TaskService;
   /** Told about outcomes that could not be stored after retries; default `console.error`. */
   readonly onError?: (error: unknown, taskId: string) => void;
-  /** Attempts to store an outcome while the store is unavailable; default 5. */
+  /**
+   * Attempts to store an outcome while the store is unavailable; default 10 (with the
+   * default delays, about 20 s: a database restart or failover, not just a blip).
+   */
   readonly settleAttempts?: number;
-  /** First retry delay, doubled each attempt; default 100 ms. */
+  /** First retry delay, doubled each attempt up to 5 s; default 100 ms. */
   readonly settleRetryMs?: number;
   /**
    * Every running task is re-read this often in case a change notification was lost (e.g.
@@ -132,7 +135,7 @@ export class TaskRunner {
   constructor(options: TaskRunnerOptions) {
     this.service = options.service;
     this.#onError = options.onError ?? ((error, taskId) => console.error(`task ${taskId}:`, error));
-    this.#settleAttempts = options.settleAttempts ?? 5;
+    this.#settleAttempts = options.settleAttempts ?? 10;
     this.#settleRetryMs = options.settleRetryMs ?? 100;
     this.recheckMs = options.recheckMs ?? 30_000;
     if (options.lease && supportsLeases(this.service.store)) {
@@ -166,6 +169,11 @@ export class TaskRunner {
   /** @internal */
   emitProgress(report: TaskProgress): void {
     this.#progress.emit(report);
+  }
+
+  /** True when this runner holds leases on the tasks it runs (a leasing store and `lease` set). */
+  get leasing(): boolean {
+    return this.lease !== undefined;
   }
 
   /** How many handlers are running on this runner. */
@@ -220,7 +228,7 @@ export class TaskRunner {
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
-        delay *= 2;
+        delay = Math.min(delay * 2, 5_000);
       }
     }
   }
@@ -259,9 +267,9 @@ class Run {
   async execute(): Promise<void> {
     const { service } = this.#runner;
     const { taskId } = this.#task;
-    const unsubscribe = service.watch((change) => this.#onChange(change), taskId);
+    const watching = new AbortController();
+    void this.#watch(watching.signal);
     const renewal = this.#startLeaseRenewal();
-    const recheck = this.#startRecheck();
     let result: Readonly<Record<string, unknown>> | undefined;
     let thrown: unknown;
     let threw = false;
@@ -272,9 +280,8 @@ class Run {
       thrown = error;
     } finally {
       this.#finished = true;
-      unsubscribe();
+      watching.abort();
       if (renewal !== undefined) clearInterval(renewal);
-      if (recheck !== undefined) clearInterval(recheck);
     }
     const caller = this.#caller;
     if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
@@ -330,24 +337,35 @@ class Run {
     return timer;
   }
 
-  #startRecheck(): NodeJS.Timeout | undefined {
-    const every = this.#runner.recheckMs;
-    if (every <= 0) return undefined;
-    const timer = setInterval(() => {
-      this.#runner.service.get(this.#caller, this.#task.taskId).then(
-        (task) => {
-          if (task.cancelRequestedAt !== null || isTerminal(task.status)) this.abort();
-          else if (this.#waiting.size > 0 && Object.keys(task.inputResponses).length > 0) {
-            void this.#drainInputs();
-          }
-        },
-        (error) => {
-          if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
-        },
-      );
-    }, every);
-    timer.unref();
-    return timer;
+  /**
+   * Follows the task while the handler runs: a cancel request, a terminal status set
+   * elsewhere or the task's removal aborts the handler; new answers are handed to waiting
+   * `requireInput` calls. Only those changes cost a re-read; the periodic re-read
+   * (`recheckMs`) covers notifications lost on the way.
+   */
+  async #watch(stop: AbortSignal): Promise<void> {
+    const records = this.#runner.service.follow(this.#caller, this.#task.taskId, {
+      signal: stop,
+      after: this.#task,
+      recheckMs: this.#runner.recheckMs,
+      wakeOn: (change) =>
+        change.kind === "cancel_requested" ||
+        change.kind === "input_submitted" ||
+        change.kind === "deleted" ||
+        isTerminal(change.status),
+    });
+    try {
+      for await (const task of records) {
+        if (task.cancelRequestedAt !== null || isTerminal(task.status)) this.abort();
+        else if (this.#waiting.size > 0 && Object.keys(task.inputResponses).length > 0) {
+          void this.#drainInputs();
+        }
+      }
+    } catch (error) {
+      if (stop.aborted) return;
+      if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
+      else this.#runner.reportError(error, this.#task.taskId);
+    }
   }
 
   #context(): TaskContext {
@@ -429,12 +447,6 @@ class Run {
     const out: Record<string, InputResponse> = {};
     for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
     return out;
-  }
-
-  #onChange(change: TaskChange): void {
-    if (change.kind === "cancel_requested" || change.kind === "deleted") this.abort();
-    else if (isTerminal(change.status)) this.abort();
-    if (change.kind === "input_submitted" && this.#waiting.size > 0) void this.#drainInputs();
   }
 
   async #drainInputs(): Promise<void> {

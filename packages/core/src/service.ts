@@ -1,4 +1,5 @@
 import { taskErrors } from "./errors.js";
+import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
@@ -244,9 +245,29 @@ export class TaskService {
   }
 
   /**
-   * Resolves with the task once `predicate` holds, woken by the change feed rather than by
-   * polling. Rejects with `signal.reason` when aborted, and with `not_found_or_unauthorized`
-   * if the task disappears.
+   * Follows one task: an async iterable of its records as they change (woken by the change
+   * feed, re-read through the caller's scope, each version once), ending after the terminal
+   * record. Throws `not_found_or_unauthorized` when the task is gone or not the caller's,
+   * `signal.reason` when aborted; retries through `store_unavailable`. See {@link followTask}.
+   */
+  follow(
+    caller: Owner,
+    taskId: string,
+    options: FollowOptions = {},
+  ): AsyncGenerator<TaskRecord, void, undefined> {
+    return followTask(
+      {
+        read: () => this.get(caller, taskId),
+        watch: (listener) => this.store.watch(listener, taskId),
+      },
+      { ...options, recheckMs: options.recheckMs ?? this.#waitRecheckMs },
+    );
+  }
+
+  /**
+   * Resolves with the task once `predicate` holds (see {@link follow}). Rejects with
+   * `signal.reason` when aborted, with `not_found_or_unauthorized` if the task disappears,
+   * and with `invalid_transition` if it ends without the predicate holding.
    */
   async waitFor(
     caller: Owner,
@@ -254,42 +275,12 @@ export class TaskService {
     predicate: (task: TaskRecord) => boolean,
     options: { signal?: AbortSignal } = {},
   ): Promise<TaskRecord> {
-    const { signal } = options;
-    signal?.throwIfAborted();
-    let wake: () => void = () => {};
-    let changed = false;
-    const unsubscribe = this.watch(() => {
-      changed = true;
-      wake();
-    }, taskId);
-    const onAbort = () => wake();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      for (;;) {
-        changed = false;
-        const task = await this.get(caller, taskId);
-        if (predicate(task)) return task;
-        signal?.throwIfAborted();
-        if (changed) continue;
-        await new Promise<void>((resolve) => {
-          let timer: NodeJS.Timeout | undefined;
-          wake = () => {
-            if (timer !== undefined) clearTimeout(timer);
-            resolve();
-          };
-          if (this.#waitRecheckMs > 0) {
-            timer = setTimeout(wake, this.#waitRecheckMs);
-            timer.unref();
-          }
-          // A change may have landed between the read and installing `wake`.
-          if (changed || signal?.aborted) wake();
-        });
-        signal?.throwIfAborted();
-      }
-    } finally {
-      unsubscribe();
-      signal?.removeEventListener("abort", onAbort);
+    let last: TaskRecord | undefined;
+    for await (const task of this.follow(caller, taskId, options)) {
+      if (predicate(task)) return task;
+      last = task;
     }
+    throw taskErrors.invalidTransition(taskId, last?.status ?? "unknown", "wait for");
   }
 
   #pageSize(limit: number | undefined): number {

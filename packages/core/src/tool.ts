@@ -55,3 +55,18 @@ export interface ToolDefinition {
    */
   readonly preflight?: Preflight;
 }
+
+/**
+ * The tools by name, checked once: a second tool with a name already taken is a
+ * programming error (`TypeError`), whichever facade serves them.
+ */
+export function toolRegistry(
+  tools: readonly ToolDefinition[],
+): ReadonlyMap<string, ToolDefinition> {
+  const byName = new Map<string, ToolDefinition>();
+  for (const tool of tools) {
+    if (byName.has(tool.name)) throw new TypeError(`Duplicate tool name: ${tool.name}`);
+    byName.set(tool.name, tool);
+  }
+  return byName;
+}

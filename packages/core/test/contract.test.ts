@@ -1,16 +1,16 @@
-// The contract suite over the memory store, from source: a change to the state machine in
-// this package fails here, before any store package is rebuilt.
-import { MemoryTaskStore } from "@mcp-tasks/store-memory";
+// The contract suite over core's reference store (test/support), from source: a change to
+// the state machine in this package fails here, before any store package is rebuilt, and
+// the suite itself is shown to pass on a plain, obviously correct implementation.
 import { describeTaskStoreContract } from "../src/testing/index.js";
+import { ReferenceTaskStore } from "./support/reference-store.js";
 
 describeTaskStoreContract(
-  "MemoryTaskStore (from source)",
+  "ReferenceTaskStore (core's test store, from source)",
   ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
-    new MemoryTaskStore({
+    new ReferenceTaskStore({
       clock,
       maxPageSize,
-      maxTasks: maxTasks ?? 1_000_000,
-      maxTasksPerOwner: maxTasksPerOwner ?? 1_000_000,
-      sweepIntervalMs: 0,
+      ...(maxTasks !== undefined && { maxTasks }),
+      ...(maxTasksPerOwner !== undefined && { maxTasksPerOwner }),
     }),
 );

@@ -1,19 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { ANONYMOUS, isTerminal, TASK_STATUSES, type TaskStatus } from "../src/index.js";
 import {
-  ANONYMOUS,
   canTransition,
   completeTask,
   failTask,
   isExpired,
-  isTerminal,
   newTaskRecord,
   requestTaskCancel,
   requireTaskInput,
   submitTaskInput,
-  TASK_STATUSES,
-  type TaskStatus,
   TRANSITIONS,
-} from "../src/index.js";
+} from "../src/store-api.js";
 
 const NEW = {
   taskId: "t1",

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  ANONYMOUS,
-  isAnonymous,
-  owner,
-  ownerKey,
-  ownerScope,
-  sameOwner,
-  scopeAllows,
-  UNOWNED_KEY,
-} from "../src/index.js";
+import { ANONYMOUS, isAnonymous, owner, sameOwner } from "../src/index.js";
+import { ownerKey, ownerScope, scopeAllows, UNOWNED_KEY } from "../src/store-api.js";
 
 const alice = owner({ principalId: "alice", tenantId: "acme" });
 const bob = owner({ principalId: "bob", tenantId: "acme" });

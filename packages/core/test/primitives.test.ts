@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  createIdGenerator,
-  decodeSequenceCursor,
-  encodeCursor,
-  isTaskError,
-  resolveTtl,
-  ttlPolicy,
-} from "../src/index.js";
+import { createIdGenerator, isTaskError } from "../src/index.js";
+import { decodeSequenceCursor, encodeCursor, resolveTtl, ttlPolicy } from "../src/store-api.js";
 
 describe("task ids", () => {
   it("are 128-bit, URL-safe and unique", () => {

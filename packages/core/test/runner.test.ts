@@ -1,10 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { describe, expect, it } from "vitest";
 import {
-  type LeasingTaskStore,
-  type NewTask,
-  type OwnerScope,
   owner,
   type TaskContext,
   TaskError,
@@ -14,6 +10,8 @@ import {
   type TaskStore,
   toJsonRpcError,
 } from "../src/index.js";
+import type { LeasingTaskStore, NewTask, OwnerScope } from "../src/store-api.js";
+import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice" });
 const era = "2026-07-28" as const;
@@ -28,7 +26,7 @@ function node(
 }
 
 function setup(runnerOptions: Partial<ConstructorParameters<typeof TaskRunner>[0]> = {}) {
-  const store = new MemoryTaskStore({ sweepIntervalMs: 0 });
+  const store = new ReferenceTaskStore();
   return { store, ...node(store, runnerOptions) };
 }
 
@@ -290,7 +288,7 @@ describe("TaskRunner", () => {
     });
 
     it("reaches a handler running on another node that shares the store", async () => {
-      const store = new MemoryTaskStore({ sweepIntervalMs: 0 });
+      const store = new ReferenceTaskStore();
       const a = node(store);
       const b = node(store);
       const t = await a.runner.start(alice, {
@@ -378,7 +376,7 @@ describe("TaskRunner", () => {
   });
 
   it("retries storing an outcome while the store is unavailable", async () => {
-    const inner = new MemoryTaskStore({ sweepIntervalMs: 0 });
+    const inner = new ReferenceTaskStore();
     let failures = 2;
     const flaky = new Proxy(inner, {
       get(target, prop, receiver) {
@@ -404,7 +402,7 @@ describe("TaskRunner", () => {
   });
 
   it("notices a cancel request whose change event never arrived", async () => {
-    const inner = new MemoryTaskStore({ sweepIntervalMs: 0 });
+    const inner = new ReferenceTaskStore();
     // A store whose change feed drops every cancel_requested event, as a broken
     // notification channel would.
     const lossy = new Proxy(inner, {
@@ -431,7 +429,7 @@ describe("TaskRunner", () => {
   });
 
   describe("leases", () => {
-    class LeasingMemoryStore extends MemoryTaskStore implements LeasingTaskStore {
+    class LeasingReferenceStore extends ReferenceTaskStore implements LeasingTaskStore {
       readonly created: NewTask[] = [];
       readonly renewals: string[] = [];
       readonly released: string[] = [];
@@ -453,7 +451,7 @@ describe("TaskRunner", () => {
     }
 
     it("takes the lease with the create, renews it, and releases it on request", async () => {
-      const store = new LeasingMemoryStore({ sweepIntervalMs: 0 });
+      const store = new LeasingReferenceStore();
       const { runner } = node(store, {
         lease: { holder: "node-a", durationMs: 30, renewEveryMs: 5 },
       });
@@ -472,7 +470,7 @@ describe("TaskRunner", () => {
     });
 
     it("stops the handler when the lease is lost", async () => {
-      const store = new LeasingMemoryStore({ sweepIntervalMs: 0 });
+      const store = new LeasingReferenceStore();
       const { service, runner } = node(store, {
         lease: { holder: "node-a", durationMs: 30, renewEveryMs: 5 },
       });

@@ -1,14 +1,14 @@
-import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { describe, expect, it } from "vitest";
 import {
   ANONYMOUS,
   ManualClock,
-  type OwnerScope,
   owner,
   type TaskRecord,
   TaskService,
   type TaskStore,
 } from "../src/index.js";
+import type { OwnerScope } from "../src/store-api.js";
+import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice", tenantId: "acme" });
 const bob = owner({ principalId: "bob", tenantId: "acme" });
@@ -17,7 +17,7 @@ const DAY = 86_400_000;
 
 function setup(options: Partial<ConstructorParameters<typeof TaskService>[0]> = {}) {
   const clock = new ManualClock();
-  const store = new MemoryTaskStore({ clock, sweepIntervalMs: 0 });
+  const store = new ReferenceTaskStore({ clock });
   const service = new TaskService({ store, ...options });
   return { clock, store, service };
 }

@@ -1,4 +1,5 @@
 import type { Owner } from "@mcp-tasks/core";
+import { isRpcError, type RpcOutcome } from "@mcp-tasks/core";
 import {
   type Implementation,
   McpServer,
@@ -9,7 +10,7 @@ import {
 import { tasksServerCapabilities } from "./capabilities.js";
 import { CLIENT_CAPABILITIES_META_KEY } from "./constants.js";
 import type { TasksExtension } from "./extension.js";
-import { isRpcError, type RpcOutcome, type TasksRequestContext } from "./request.js";
+import type { TasksRequestContext } from "./request.js";
 import { TaskIdParamsSchema, UpdateTaskParamsSchema } from "./schemas.js";
 
 /** Who the caller is: a fixed owner (resolved per HTTP request), or derived per request. */

@@ -1,20 +1,23 @@
 import {
   isTaskError,
   type JsonRpcErrorObject,
+  RpcError,
   type TaskErrorCode,
   toJsonRpcError,
 } from "@mcp-tasks/core";
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { TASKS_EXTENSION_ID } from "./constants.js";
 
-/** The JSON-RPC error codes this facade answers with. */
+/** The JSON-RPC error codes this facade answers with: the SDK's, and the routing header's. */
 export const RPC_ERROR = Object.freeze({
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
+  PARSE_ERROR: ProtocolErrorCode.ParseError,
+  INVALID_REQUEST: ProtocolErrorCode.InvalidRequest,
+  METHOD_NOT_FOUND: ProtocolErrorCode.MethodNotFound,
+  INVALID_PARAMS: ProtocolErrorCode.InvalidParams,
+  INTERNAL_ERROR: ProtocolErrorCode.InternalError,
+  /** `Mcp-Name` disagrees with the body (2026-07-28 HTTP transport). */
   HEADER_MISMATCH: -32020,
-  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
+  MISSING_REQUIRED_CLIENT_CAPABILITY: ProtocolErrorCode.MissingRequiredClientCapability,
 } as const);
 
 /**
@@ -32,26 +35,6 @@ const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze
   store_full: RPC_ERROR.INTERNAL_ERROR,
   store_unavailable: RPC_ERROR.INTERNAL_ERROR,
 });
-
-/** A JSON-RPC error raised by a handler: the code, message and optional data to answer with. */
-export class RpcError extends Error {
-  override readonly name = "RpcError";
-  readonly code: number;
-  readonly data: unknown;
-
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
-  }
-
-  /** The wire error object. */
-  toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
-  }
-}
 
 /**
  * Maps a failure of the task core or store to the JSON-RPC error object the client sees.

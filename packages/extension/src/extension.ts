@@ -1,4 +1,4 @@
-import type { TaskRunner, TaskService } from "@mcp-tasks/core";
+import { type RpcOutcome, type TaskRunner, type TaskService, toolRegistry } from "@mcp-tasks/core";
 import { methodNotFound } from "./errors.js";
 import { type CallToolOutcome, callTool } from "./handlers/call-tool.js";
 import { cancelTask } from "./handlers/cancel-task.js";
@@ -7,11 +7,12 @@ import { getTask } from "./handlers/get-task.js";
 import { listTools } from "./handlers/list-tools.js";
 import {
   authorizeTaskSubscription,
-  type StreamNotification,
-  TaskSubscription,
+  subscribeToTasks,
+  type TaskSubscription,
+  type TaskSubscriptionOptions,
 } from "./handlers/listen.js";
 import { updateTask } from "./handlers/update-task.js";
-import type { RpcOutcome, TasksRequestContext } from "./request.js";
+import type { TasksRequestContext } from "./request.js";
 import type { AckResult, GetTaskResult } from "./schemas.js";
 import type { TasksTool, WireTool } from "./tool.js";
 
@@ -43,11 +44,7 @@ export class TasksExtension {
     if (options.runner.service !== options.service) {
       throw new TypeError("the runner must wrap the same TaskService");
     }
-    const tools = new Map<string, TasksTool>();
-    for (const tool of options.tools) {
-      if (tools.has(tool.name)) throw new TypeError(`duplicate tool name: ${tool.name}`);
-      tools.set(tool.name, tool);
-    }
+    const tools = toolRegistry(options.tools);
     this.service = options.service;
     this.runner = options.runner;
     this.#deps = { service: options.service, runner: options.runner, tools };
@@ -97,13 +94,7 @@ export class TasksExtension {
   }
 
   /** Creates the push side of an authorized subscription. */
-  subscription(options: {
-    ctx: TasksRequestContext;
-    taskIds: readonly string[];
-    subscriptionId: string | number;
-    send: (notification: StreamNotification) => void;
-    onAllTerminal: () => void;
-  }): TaskSubscription {
-    return new TaskSubscription({ deps: this.#deps, ...options });
+  subscription(options: TaskSubscriptionOptions): TaskSubscription {
+    return subscribeToTasks(this.#deps, options);
   }
 }

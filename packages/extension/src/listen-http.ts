@@ -1,4 +1,5 @@
 import type { Owner } from "@mcp-tasks/core";
+import { isRpcError } from "@mcp-tasks/core";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   MODERN_PROTOCOL_VERSION,
@@ -7,7 +8,6 @@ import {
 import { RPC_ERROR } from "./errors.js";
 import type { TasksExtension } from "./extension.js";
 import { asksForTaskIds, type StreamNotification } from "./handlers/listen.js";
-import { isRpcError } from "./request.js";
 
 /** Options of {@link handleTaskListenRequest}. */
 export interface TaskListenOptions {

@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject, Owner } from "@mcp-tasks/core";
+import type { Owner } from "@mcp-tasks/core";
 
 /**
  * What a handler knows about the request it answers, independent of any transport: who
@@ -17,14 +17,4 @@ export interface TasksRequestContext {
   readonly requestState?: string;
   /** Aborted when the client goes away; used for synchronous tool runs. */
   readonly signal?: AbortSignal;
-}
-
-/** A handler's answer: a result, or the JSON-RPC error to send instead. */
-export type RpcOutcome<T> = { readonly result: T } | { readonly error: JsonRpcErrorObject };
-
-/** True when the outcome is an error. */
-export function isRpcError<T>(
-  outcome: RpcOutcome<T>,
-): outcome is { readonly error: JsonRpcErrorObject } {
-  return "error" in outcome;
 }

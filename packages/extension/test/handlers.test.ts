@@ -1,11 +1,11 @@
 import { TASK_ERROR_CODES, TaskError } from "@mcp-tasks/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { taskFailureToRpc } from "../src/errors.js";
 import {
   AckResultSchema,
   CreateTaskResultSchema,
   declaresTasksExtension,
   GetTaskResultSchema,
-  taskFailureToRpc,
   tasksServerCapabilities,
 } from "../src/index.js";
 import {

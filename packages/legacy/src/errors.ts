@@ -1,14 +1,15 @@
-import { isTaskError, type JsonRpcErrorObject, type TaskErrorCode } from "@mcp-tasks/core";
+import {
+  isTaskError,
+  type JsonRpcErrorObject,
+  RpcError,
+  type TaskErrorCode,
+  toJsonRpcError,
+} from "@mcp-tasks/core";
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
+import type { z } from "zod";
 
-/** JSON-RPC error codes this facade answers with (2025-11-25 §Error Handling). */
-export const JSONRPC = Object.freeze({
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  /** Implementation-defined server error: used for a full store (a retryable condition). */
-  SERVER_ERROR: -32000,
-});
+/** Implementation-defined server error: used for a full store (a retryable condition). */
+const SERVER_ERROR = -32000;
 
 /**
  * The one place where the core's closed {@link TaskErrorCode} vocabulary becomes JSON-RPC
@@ -16,42 +17,15 @@ export const JSONRPC = Object.freeze({
  * reveals whether another owner's task exists.
  */
 const CODE_OF: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
-  not_found_or_unauthorized: JSONRPC.INVALID_PARAMS,
-  invalid_cursor: JSONRPC.INVALID_PARAMS,
-  invalid_transition: JSONRPC.INVALID_PARAMS,
-  invalid_task: JSONRPC.INVALID_PARAMS,
-  ttl_out_of_range: JSONRPC.INVALID_PARAMS,
-  store_full: JSONRPC.SERVER_ERROR,
-  already_exists: JSONRPC.INTERNAL_ERROR,
-  store_unavailable: JSONRPC.INTERNAL_ERROR,
+  not_found_or_unauthorized: ProtocolErrorCode.InvalidParams,
+  invalid_cursor: ProtocolErrorCode.InvalidParams,
+  invalid_transition: ProtocolErrorCode.InvalidParams,
+  invalid_task: ProtocolErrorCode.InvalidParams,
+  ttl_out_of_range: ProtocolErrorCode.InvalidParams,
+  store_full: SERVER_ERROR,
+  already_exists: ProtocolErrorCode.InternalError,
+  store_unavailable: ProtocolErrorCode.InternalError,
 });
-
-/**
- * An error answered as a JSON-RPC error response. Its shape (`code`, `message`, `data`) is
- * what `@modelcontextprotocol/server` reads from anything a request handler throws.
- */
-export class LegacyRpcError extends Error {
-  override readonly name = "LegacyRpcError";
-  readonly code: number;
-  readonly data?: unknown;
-
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    if (data !== undefined) this.data = data;
-  }
-
-  /** The JSON-RPC error object. */
-  toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
-  }
-
-  static from(error: JsonRpcErrorObject): LegacyRpcError {
-    return new LegacyRpcError(error.code, error.message, error.data);
-  }
-}
 
 /** The JSON-RPC code the 2025-11-25 facade uses for a core error code. */
 export function jsonRpcCodeOf(code: TaskErrorCode): number {
@@ -59,20 +33,40 @@ export function jsonRpcCodeOf(code: TaskErrorCode): number {
 }
 
 /**
- * Turns anything thrown while serving a request into a {@link LegacyRpcError}: task errors
- * by the table above, our own errors unchanged, anything else `-32603` without details.
+ * What a 2025-11-25 client is answered when serving its request failed: our own
+ * {@link RpcError}s unchanged, task errors by the table above, anything else `-32603`
+ * without details (no stack, SQL or path reaches a client).
  */
-export function toLegacyRpcError(error: unknown): LegacyRpcError {
-  if (error instanceof LegacyRpcError) return error;
-  if (isTaskError(error)) return new LegacyRpcError(jsonRpcCodeOf(error.code), error.message);
-  return new LegacyRpcError(JSONRPC.INTERNAL_ERROR, "Internal error");
+export function legacyFailure(error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError) return error.toJSON();
+  if (isTaskError(error)) return { code: jsonRpcCodeOf(error.code), message: error.message };
+  return { code: ProtocolErrorCode.InternalError, message: "Internal error" };
 }
 
-/** Runs `fn`, rethrowing failures as {@link LegacyRpcError}s. */
-export async function rpc<T>(fn: () => Promise<T> | T): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    throw toLegacyRpcError(error);
-  }
+/**
+ * What a tool body threw while answering synchronously: our errors as in
+ * {@link legacyFailure}, the tool's own JSON-RPC errors (an integer `code`) as they are.
+ */
+export function legacyToolFailure(error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError || isTaskError(error)) return legacyFailure(error);
+  return toJsonRpcError(error);
+}
+
+/** `-32602` for params that do not parse, naming every problem. */
+export function invalidParams(method: string, error: z.ZodError): RpcError {
+  const problems = error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`);
+  return new RpcError(
+    ProtocolErrorCode.InvalidParams,
+    `Invalid params for ${method}: ${problems.join("; ")}`,
+  );
+}
+
+/** `-32601` for a call the tool's task support rules out. */
+export function taskSupportMismatch(message: string): RpcError {
+  return new RpcError(ProtocolErrorCode.MethodNotFound, message);
+}
+
+/** `-32603` with a message a client may see. */
+export function internalError(message: string, data?: unknown): RpcError {
+  return new RpcError(ProtocolErrorCode.InternalError, message, data);
 }

@@ -1,26 +1,22 @@
 /**
- * `@mcp-tasks/legacy`: the frozen MCP 2025-11-25 tasks facade over `@mcp-tasks/core`.
+ * `@mcp-tasks/legacy`: the frozen MCP 2025-11-25 tasks facade over `@mcp-tasks/core`:
+ * transport-agnostic handlers ({@link LegacyTaskHandlers}), one function per method, and
+ * a sessionful endpoint on `@modelcontextprotocol/server` 2.4 ({@link createLegacyHandler}).
  *
  * @packageDocumentation
  */
-export { JSONRPC, jsonRpcCodeOf, LegacyRpcError, toLegacyRpcError } from "./errors.js";
-export {
-  type LegacyCallToolResult,
-  type LegacyRequestContext,
-  LegacyTaskHandlers,
-  type LegacyTaskHandlersOptions,
-} from "./handlers.js";
+export type { DeliveryChannel, SideRequest } from "./delivery-channel.js";
+export { jsonRpcCodeOf } from "./errors.js";
+export type { LegacyCallToolResult } from "./handlers/call-tool.js";
+export type { LegacyRequestContext } from "./handlers/deps.js";
+export { LegacyTaskHandlers, type LegacyTaskHandlersOptions } from "./handlers.js";
 export {
   createLegacyHandler,
   type LegacyFetchExtra,
   type LegacyHandler,
   type LegacyHandlerOptions,
-} from "./http.js";
-export {
-  type DeliveryChannel,
-  InputRegistry,
-  type SideRequest,
-} from "./input-bridge.js";
+} from "./http/endpoint.js";
+export { InputRegistry } from "./input-registry.js";
 export {
   legacyStatusOf,
   taskSupportOf,
@@ -30,6 +26,7 @@ export {
 } from "./projection.js";
 export {
   CallToolParamsSchema,
+  type CreateTaskResult,
   CreateTaskResultSchema,
   LEGACY_PROTOCOL_VERSION,
   LEGACY_TASKS_CAPABILITY,
@@ -37,7 +34,10 @@ export {
   LegacyTaskSchema,
   type LegacyTool,
   LegacyToolSchema,
+  type ListTasksResult,
   ListTasksResultSchema,
   RELATED_TASK_META_KEY,
+  type SideRequestMethod,
   type TaskSupport,
+  TaskSupportSchema,
 } from "./wire.js";

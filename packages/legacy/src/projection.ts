@@ -1,5 +1,11 @@
-import type { TaskMode, TaskRecord, TaskStatus, ToolDefinition } from "@mcp-tasks/core";
-import { JSONRPC, LegacyRpcError } from "./errors.js";
+import {
+  RpcError,
+  type TaskMode,
+  type TaskRecord,
+  type TaskStatus,
+  type ToolDefinition,
+} from "@mcp-tasks/core";
+import { internalError } from "./errors.js";
 import {
   type LegacyTask,
   LegacyTaskSchema,
@@ -105,9 +111,9 @@ export function toLegacyPayload(record: TaskRecord): Record<string, unknown> {
     return { ...outcome.result, _meta: withRelatedTask(outcome.result._meta, record.taskId) };
   }
   if (outcome?.kind === "error") {
-    throw new LegacyRpcError(outcome.error.code, outcome.error.message, outcome.error.data);
+    throw RpcError.from(outcome.error);
   }
-  throw new LegacyRpcError(JSONRPC.INTERNAL_ERROR, `Task ${record.taskId} was cancelled`, {
+  throw internalError(`Task ${record.taskId} was cancelled`, {
     taskId: record.taskId,
     status: record.status,
   });

@@ -96,3 +96,8 @@ export const LEGACY_TASKS_CAPABILITY = Object.freeze({
   cancel: {},
   requests: { tools: { call: {} } },
 });
+
+/** True when `method` is a side request a 2025-11-25 server may send. */
+export function isSideRequestMethod(method: string): method is SideRequestMethod {
+  return (SIDE_REQUEST_METHODS as readonly string[]).includes(method);
+}

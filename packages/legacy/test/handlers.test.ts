@@ -1,8 +1,16 @@
-import { isTerminal, type Owner, TaskRunner, TaskService } from "@mcp-tasks/core";
+import {
+  isRpcError,
+  isTerminal,
+  type Owner,
+  RpcError,
+  type RpcOutcome,
+  TaskRunner,
+  TaskService,
+} from "@mcp-tasks/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type DeliveryChannel,
-  LegacyRpcError,
+  type LegacyRequestContext,
   LegacyTaskHandlers,
   LegacyTaskSchema,
   RELATED_TASK_META_KEY,
@@ -21,15 +29,37 @@ import { postgresStore } from "./stores.js";
 
 const factories: StoreFactory[] = [memoryStore, postgresStore];
 
-async function rpcError(promise: Promise<unknown>): Promise<LegacyRpcError> {
+async function rpcError(promise: Promise<unknown>): Promise<RpcError> {
   const error = await promise.then(
     () => {
       throw new Error("expected a JSON-RPC error");
     },
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(LegacyRpcError);
-  return error as LegacyRpcError;
+  expect(error).toBeInstanceOf(RpcError);
+  return error as RpcError;
+}
+
+/** The handlers' outcome as a result, or its error thrown as an {@link RpcError}. */
+async function unwrap<T>(outcome: Promise<RpcOutcome<T>>): Promise<T> {
+  const settled = await outcome;
+  if (isRpcError(settled)) throw RpcError.from(settled.error);
+  return settled.result;
+}
+
+type Extra = Omit<LegacyRequestContext, "owner">;
+
+/** Calls the handlers the way a binding does: the caller's context, then the raw params. */
+function caller(handlers: LegacyTaskHandlers) {
+  return {
+    callTool: (owner: Owner, params: unknown, extra: Extra = {}) =>
+      unwrap(handlers.callTool({ owner, ...extra }, params)),
+    getTask: (owner: Owner, params: unknown) => unwrap(handlers.getTask({ owner }, params)),
+    getTaskResult: (owner: Owner, params: unknown, extra: Extra = {}) =>
+      unwrap(handlers.getTaskResult({ owner, ...extra }, params)),
+    listTasks: (owner: Owner, params: unknown) => unwrap(handlers.listTasks({ owner }, params)),
+    cancelTask: (owner: Owner, params: unknown) => unwrap(handlers.cancelTask({ owner }, params)),
+  };
 }
 
 /** An in-process channel standing in for a request's stream. */
@@ -56,6 +86,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
   let runner: TaskRunner;
   let gates: Map<string, Gate>;
   let handlers: LegacyTaskHandlers;
+  let call: ReturnType<typeof caller>;
 
   function build(ttl: { maxTtlMs?: number; onOutOfRange?: "clamp" | "reject" } = {}) {
     service = new TaskService({
@@ -67,6 +98,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     runner = new TaskRunner({ service, onError: () => {} });
     gates = new Map();
     handlers = new LegacyTaskHandlers({ service, runner, tools: fixtureTools(gates) });
+    call = caller(handlers);
   }
 
   beforeEach(async () => {
@@ -81,7 +113,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
 
   async function startGated(who: Owner, gate = `g${gates.size}`) {
     gates.set(gate, new Gate());
-    const created = (await handlers.callTool(who, {
+    const created = (await call.callTool(who, {
       name: "slow_echo",
       arguments: { text: gate, gate },
       task: {},
@@ -110,7 +142,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
 
   describe("tools/call", () => {
     it("answers a CreateTaskResult with a working task, ISO timestamps and the granted ttl", async () => {
-      const result = await handlers.callTool(alice, {
+      const result = await call.callTool(alice, {
         name: "slow_echo",
         arguments: { ms: 1 },
         task: { ttl: 30_000 },
@@ -124,13 +156,13 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("uses the default ttl when none is requested and clamps one above the maximum", async () => {
-      const plain = (await handlers.callTool(alice, {
+      const plain = (await call.callTool(alice, {
         name: "slow_echo",
         arguments: { ms: 1 },
         task: {},
       })) as { task: { ttl: number | null } };
       expect(plain.task.ttl).toBe(60_000);
-      const big = (await handlers.callTool(alice, {
+      const big = (await call.callTool(alice, {
         name: "slow_echo",
         arguments: { ms: 1 },
         task: { ttl: 10_000_000 },
@@ -145,7 +177,8 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
       });
       runner = new TaskRunner({ service, onError: () => {} });
       handlers = new LegacyTaskHandlers({ service, runner, tools: fixtureTools() });
-      const result = (await handlers.callTool(alice, {
+      call = caller(handlers);
+      const result = (await call.callTool(alice, {
         name: "slow_echo",
         arguments: { ms: 1 },
         task: {},
@@ -156,53 +189,51 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     it("rejects a ttl above the maximum with -32602 under the reject policy", async () => {
       build({ onOutOfRange: "reject" });
       const error = await rpcError(
-        handlers.callTool(alice, { name: "slow_echo", arguments: {}, task: { ttl: 999_999 } }),
+        call.callTool(alice, { name: "slow_echo", arguments: {}, task: { ttl: 999_999 } }),
       );
       expect(error.code).toBe(-32602);
     });
 
     it("answers -32601 for a required tool called without a task", async () => {
-      const error = await rpcError(handlers.callTool(alice, { name: "confirm", arguments: {} }));
+      const error = await rpcError(call.callTool(alice, { name: "confirm", arguments: {} }));
       expect(error.code).toBe(-32601);
     });
 
     it("answers -32601 for a forbidden tool called with a task", async () => {
-      const error = await rpcError(
-        handlers.callTool(alice, { name: "echo", arguments: {}, task: {} }),
-      );
+      const error = await rpcError(call.callTool(alice, { name: "echo", arguments: {}, task: {} }));
       expect(error.code).toBe(-32601);
     });
 
     it("answers -32602 for an unknown tool and for malformed params", async () => {
-      expect((await rpcError(handlers.callTool(alice, { name: "nope" }))).code).toBe(-32602);
-      expect((await rpcError(handlers.callTool(alice, { arguments: {} }))).code).toBe(-32602);
+      expect((await rpcError(call.callTool(alice, { name: "nope" }))).code).toBe(-32602);
+      expect((await rpcError(call.callTool(alice, { arguments: {} }))).code).toBe(-32602);
       expect(
-        (await rpcError(handlers.callTool(alice, { name: "slow_echo", task: { ttl: "x" } }))).code,
+        (await rpcError(call.callTool(alice, { name: "slow_echo", task: { ttl: "x" } }))).code,
       ).toBe(-32602);
     });
 
     it("runs a tool's preflight before creating the task", async () => {
       const ch = channel(async () => ({ action: "accept", content: { name: "Lin" } }));
-      const created = (await handlers.callTool(
+      const created = (await call.callTool(
         alice,
         { name: "greet_later", task: {} },
         { channel: ch },
       )) as { task: { taskId: string } };
       expect(ch.sent.map((r) => r.method)).toEqual(["elicitation/create"]);
       expect(ch.sent[0]?.params._meta).toBeUndefined();
-      const result = await handlers.getTaskResult(alice, { taskId: created.task.taskId });
+      const result = await call.getTaskResult(alice, { taskId: created.task.taskId });
       expect(result.content).toEqual([{ type: "text", text: "Hello, Lin!" }]);
       // Without a stream to ask on, the call fails before any task exists.
-      const error = await rpcError(handlers.callTool(bob, { name: "greet_later", task: {} }));
+      const error = await rpcError(call.callTool(bob, { name: "greet_later", task: {} }));
       expect(error.code).toBe(-32603);
-      expect((await handlers.listTasks(bob, {})).tasks).toHaveLength(0);
+      expect((await call.listTasks(bob, {})).tasks).toHaveLength(0);
     });
 
     it("runs a tool synchronously without a task", async () => {
-      expect(await handlers.callTool(alice, { name: "echo", arguments: { text: "hi" } })).toEqual({
+      expect(await call.callTool(alice, { name: "echo", arguments: { text: "hi" } })).toEqual({
         content: [{ type: "text", text: "hi" }],
       });
-      const error = await rpcError(handlers.callTool(alice, { name: "protocol_error_job" }));
+      const error = await rpcError(call.callTool(alice, { name: "protocol_error_job" }));
       expect(error.toJSON()).toEqual({
         code: -32050,
         message: "quota exceeded",
@@ -214,27 +245,27 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
   describe("tasks/get", () => {
     it("returns the caller's task", async () => {
       const { taskId } = await startGated(alice);
-      const task = await handlers.getTask(alice, { taskId });
+      const task = await call.getTask(alice, { taskId });
       expect(task).toMatchObject({ taskId, status: "working", statusMessage: "working on it" });
     });
 
     it("answers unknown and foreign ids with the same -32602", async () => {
       const { taskId } = await startGated(alice);
-      const foreign = await rpcError(handlers.getTask(bob, { taskId }));
-      const unknown = await rpcError(handlers.getTask(bob, { taskId: "no-such-task" }));
+      const foreign = await rpcError(call.getTask(bob, { taskId }));
+      const unknown = await rpcError(call.getTask(bob, { taskId: "no-such-task" }));
       expect(foreign.code).toBe(-32602);
       expect(unknown.code).toBe(-32602);
       expect(foreign.message.replace(taskId, "ID")).toBe(
         unknown.message.replace("no-such-task", "ID"),
       );
-      expect((await rpcError(handlers.getTask(alice, {}))).code).toBe(-32602);
+      expect((await rpcError(call.getTask(alice, {}))).code).toBe(-32602);
     });
   });
 
   describe("tasks/result", () => {
     it("blocks until the task is terminal, then answers the original result with related-task _meta", async () => {
       const { taskId, gate } = await startGated(alice, "block");
-      const pending = handlers.getTaskResult(alice, { taskId });
+      const pending = call.getTaskResult(alice, { taskId });
       let settled = false;
       void pending.finally(() => {
         settled = true;
@@ -249,13 +280,13 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("answers a tool error result as is, the task being failed", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "failing_job",
         task: {},
       })) as { task: { taskId: string } };
-      const result = await handlers.getTaskResult(alice, { taskId: task.taskId });
+      const result = await call.getTaskResult(alice, { taskId: task.taskId });
       expect(result).toMatchObject({ isError: true, content: [{ text: "the job failed" }] });
-      expect(await handlers.getTask(alice, { taskId: task.taskId })).toMatchObject({
+      expect(await call.getTask(alice, { taskId: task.taskId })).toMatchObject({
         status: "failed",
         statusMessage: "the job failed",
       });
@@ -264,17 +295,17 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("answers the original JSON-RPC error of a failed task", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "protocol_error_job",
         task: {},
       })) as { task: { taskId: string } };
-      const error = await rpcError(handlers.getTaskResult(alice, { taskId: task.taskId }));
+      const error = await rpcError(call.getTaskResult(alice, { taskId: task.taskId }));
       expect(error.toJSON()).toEqual({
         code: -32050,
         message: "quota exceeded",
         data: { retry: false },
       });
-      expect(await handlers.getTask(alice, { taskId: task.taskId })).toMatchObject({
+      expect(await call.getTask(alice, { taskId: task.taskId })).toMatchObject({
         status: "failed",
         statusMessage: "quota exceeded",
       });
@@ -282,30 +313,30 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
 
     it("answers -32603 for a cancelled task, and -32602 for unknown and foreign ids", async () => {
       const { taskId } = await startGated(alice);
-      await handlers.cancelTask(alice, { taskId });
-      const cancelled = await rpcError(handlers.getTaskResult(alice, { taskId }));
+      await call.cancelTask(alice, { taskId });
+      const cancelled = await rpcError(call.getTaskResult(alice, { taskId }));
       expect(cancelled).toMatchObject({ code: -32603, data: { status: "cancelled" } });
-      expect((await rpcError(handlers.getTaskResult(bob, { taskId }))).code).toBe(-32602);
-      expect((await rpcError(handlers.getTaskResult(alice, { taskId: "x" }))).code).toBe(-32602);
+      expect((await rpcError(call.getTaskResult(bob, { taskId }))).code).toBe(-32602);
+      expect((await rpcError(call.getTaskResult(alice, { taskId: "x" }))).code).toBe(-32602);
     });
 
     it("stops waiting when the request is aborted", async () => {
       const { taskId } = await startGated(alice);
       const abort = new AbortController();
-      const pending = handlers.getTaskResult(alice, { taskId }, { signal: abort.signal });
+      const pending = call.getTaskResult(alice, { taskId }, { signal: abort.signal });
       abort.abort();
       expect((await rpcError(pending)).code).toBe(-32603);
       expect((await service.get(alice, taskId)).status).toBe("working");
     });
 
     it("delivers input requests on its channel with related-task _meta and submits the answers", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "confirm",
         arguments: { question: "Go?" },
         task: {},
       })) as { task: { taskId: string } };
       const ch = channel(async () => ({ action: "accept", content: { ok: true } }));
-      const result = await handlers.getTaskResult(alice, { taskId: task.taskId }, { channel: ch });
+      const result = await call.getTaskResult(alice, { taskId: task.taskId }, { channel: ch });
       expect(result.content).toEqual([
         { type: "text", text: 'answer: {"action":"accept","content":{"ok":true}}' },
       ]);
@@ -318,14 +349,14 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("submits a JSON-RPC error answer as an error-shaped response", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "summarize",
         task: {},
       })) as { task: { taskId: string } };
       const ch = channel(async () => {
-        throw new LegacyRpcError(-32600, "sampling refused");
+        throw new RpcError(-32600, "sampling refused");
       });
-      const result = await handlers.getTaskResult(alice, { taskId: task.taskId }, { channel: ch });
+      const result = await call.getTaskResult(alice, { taskId: task.taskId }, { channel: ch });
       expect(result.content).toEqual([
         {
           type: "text",
@@ -335,13 +366,13 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("fails the task when the client lacks the capability an input request needs", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "confirm",
         task: {},
       })) as { task: { taskId: string } };
       const ch = channel(async () => ({}), { sampling: {} });
       const error = await rpcError(
-        handlers.getTaskResult(alice, { taskId: task.taskId }, { channel: ch }),
+        call.getTaskResult(alice, { taskId: task.taskId }, { channel: ch }),
       );
       expect(error.code).toBe(-32603);
       expect(error.message).toContain("'elicitation' capability");
@@ -349,7 +380,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("sends a key again on a second channel only after the first one gave it up", async () => {
-      const { task } = (await handlers.callTool(alice, {
+      const { task } = (await call.callTool(alice, {
         name: "confirm",
         task: {},
       })) as { task: { taskId: string } };
@@ -366,14 +397,14 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
         }),
         signal: firstAbort.signal,
       };
-      const firstResult = handlers.getTaskResult(
+      const firstResult = call.getTaskResult(
         alice,
         { taskId },
         { channel: first, signal: firstAbort.signal },
       );
       await firstSent.opened;
       const second = channel(async () => ({ action: "decline" }));
-      const secondResult = handlers.getTaskResult(alice, { taskId }, { channel: second });
+      const secondResult = call.getTaskResult(alice, { taskId }, { channel: second });
       // Let the second request read the task and offer what it may.
       await service.get(alice, taskId);
       expect(second.sent).toHaveLength(0);
@@ -390,10 +421,10 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
       const mine = [];
       for (let i = 0; i < 3; i++) mine.push((await startGated(alice)).taskId);
       const theirs = (await startGated(bob)).taskId;
-      const first = await handlers.listTasks(alice, undefined);
+      const first = await call.listTasks(alice, undefined);
       expect(first.tasks).toHaveLength(2);
       expect(typeof first.nextCursor).toBe("string");
-      const second = await handlers.listTasks(alice, { cursor: first.nextCursor });
+      const second = await call.listTasks(alice, { cursor: first.nextCursor });
       const ids = [...first.tasks, ...second.tasks].map((t) => t.taskId);
       expect(ids).toEqual(mine);
       expect(ids).not.toContain(theirs);
@@ -402,7 +433,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     });
 
     it("answers -32602 for a bad cursor", async () => {
-      const error = await rpcError(handlers.listTasks(alice, { cursor: "not-a-cursor" }));
+      const error = await rpcError(call.listTasks(alice, { cursor: "not-a-cursor" }));
       expect(error.code).toBe(-32602);
     });
   });
@@ -410,7 +441,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
   describe("tasks/cancel", () => {
     it("makes the task cancelled before replying and discards the handler's late outcome", async () => {
       const { taskId, gate } = await startGated(alice);
-      const task = await handlers.cancelTask(alice, { taskId });
+      const task = await call.cancelTask(alice, { taskId });
       expect(task).toMatchObject({ taskId, status: "cancelled" });
       expect((await service.get(alice, taskId)).status).toBe("cancelled");
       gate.open();
@@ -420,13 +451,13 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
 
     it("answers -32602 for a terminal, unknown or foreign task", async () => {
       const { taskId, gate } = await startGated(alice);
-      expect((await rpcError(handlers.cancelTask(bob, { taskId }))).code).toBe(-32602);
+      expect((await rpcError(call.cancelTask(bob, { taskId }))).code).toBe(-32602);
       gate.open();
       await service.waitFor(alice, taskId, (t) => isTerminal(t.status));
-      const terminal = await rpcError(handlers.cancelTask(alice, { taskId }));
+      const terminal = await rpcError(call.cancelTask(alice, { taskId }));
       expect(terminal.code).toBe(-32602);
       expect(terminal.message).toContain("completed");
-      expect((await rpcError(handlers.cancelTask(alice, { taskId: "x" }))).code).toBe(-32602);
+      expect((await rpcError(call.cancelTask(alice, { taskId: "x" }))).code).toBe(-32602);
     });
   });
 });

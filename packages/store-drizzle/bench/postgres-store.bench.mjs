@@ -9,7 +9,8 @@
 // create is a plain INSERT returning the database-clock creation time (the caller needs it
 // back); get and complete are scoped to the owner (the contract requires it), and complete
 // is a conditional UPDATE returning the row (the caller gets the updated record back).
-import { createIdGenerator, owner as makeOwner, ownerKey, ownerScope } from "@mcp-tasks/core";
+import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
+import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import postgres from "postgres";
 import { createPostgresTaskStore, migrate } from "../dist/index.js";
 

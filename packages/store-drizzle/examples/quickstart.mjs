@@ -1,12 +1,7 @@
 // Run from packages/store-drizzle after a build: node examples/quickstart.mjs
 // Uses DATABASE_URL when set, else an embedded PGlite database in ./.mcp-tasks/pglite.
-import { owner, TaskRunner, TaskService } from "@mcp-tasks/core";
-import {
-  createPGliteTaskStore,
-  createPostgresTaskStore,
-  migrate,
-  startJanitor,
-} from "@mcp-tasks/store-drizzle";
+import { owner, startJanitor, TaskRunner, TaskService } from "@mcp-tasks/core";
+import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 
 const url = process.env.DATABASE_URL; // e.g. postgres://postgres@127.0.0.1:5432/app
 let store;
@@ -19,7 +14,7 @@ if (url) {
 
 const service = new TaskService({ store });
 const runner = new TaskRunner({ service, lease: { holder: `node-${process.pid}` } });
-const stopJanitor = startJanitor(store, { intervalMs: 60_000 }); // expiry + orphans
+const stopJanitor = startJanitor(service, { intervalMs: 60_000 }); // expiry + orphans
 
 const alice = owner({ principalId: "alice", tenantId: "acme" });
 const task = await runner.start(alice, {

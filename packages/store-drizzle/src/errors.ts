@@ -1,4 +1,5 @@
-import { isTaskError, type TaskError, taskErrors } from "@mcp-tasks/core";
+import { isTaskError, type TaskError } from "@mcp-tasks/core";
+import { taskErrors } from "@mcp-tasks/core/store";
 
 /** Node and postgres.js error codes that mean "the database cannot be reached". */
 const CONNECTION_CODES = new Set([

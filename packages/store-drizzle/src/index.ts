@@ -5,7 +5,6 @@
  * @packageDocumentation
  */
 export { isConnectionError, mapDriverError } from "./errors.js";
-export { type JanitorOptions, type JanitorSweep, startJanitor } from "./janitor.js";
 export {
   dropTaskSchema,
   MIGRATIONS_FOLDER,

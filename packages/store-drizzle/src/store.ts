@@ -1,32 +1,34 @@
+import type {
+  Clock,
+  InputRequest,
+  InputResponse,
+  JsonRpcErrorObject,
+  SubmitInputResult,
+  TakeInputResult,
+  TaskChange,
+  TaskChangeKind,
+  TaskChangeListener,
+  TaskPage,
+  TaskRecord,
+  TaskStatus,
+  Unsubscribe,
+} from "@mcp-tasks/core";
 import {
   ACTIVE_STATUSES,
   assertFreshInputKeys,
   assertIntentAllowed,
   ChangeFeed,
-  type Clock,
   decodeSequenceCursor,
   encodeCursor,
-  type InputRequest,
-  type InputResponse,
   type Intent,
-  type JsonRpcErrorObject,
   type LeasingTaskStore,
   type ListQuery,
   type NewTask,
   type OwnerScope,
-  type SubmitInputResult,
-  type TakeInputResult,
-  type TaskChange,
-  type TaskChangeKind,
-  type TaskChangeListener,
-  type TaskPage,
-  type TaskRecord,
-  type TaskStatus,
   taskErrors,
   UNOWNED_KEY,
-  type Unsubscribe,
   validateNewTask,
-} from "@mcp-tasks/core";
+} from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
 import type { Executor, Row } from "./executor.js";
 import {

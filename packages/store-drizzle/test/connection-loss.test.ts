@@ -1,5 +1,6 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { isTaskError, type OwnerScope, owner, ownerScope } from "@mcp-tasks/core";
+import { isTaskError, owner } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";

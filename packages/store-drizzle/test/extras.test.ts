@@ -1,13 +1,8 @@
-import { isTaskError, type OwnerScope, owner, ownerScope } from "@mcp-tasks/core";
+import { isTaskError, type JanitorSweep, owner, startJanitor } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchedNotifier } from "../src/feed.js";
-import {
-  createPostgresTaskStore,
-  type DrizzleTaskStore,
-  type JanitorSweep,
-  migrate,
-  startJanitor,
-} from "../src/index.js";
+import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
@@ -100,7 +95,7 @@ describe("database clock, bad input, janitor (PostgreSQL, no injected clock)", (
     expect((await store.get(t.taskId, SCOPE)).status).toBe("working");
   });
 
-  it("the janitor deletes expired tasks in bounded batches and reports counts", async () => {
+  it("the core janitor deletes expired tasks in bounded batches and reports counts", async () => {
     for (let i = 0; i < 7; i++) {
       const t = await store.create(task({ ttlMs: 1 }), SCOPE);
       await store.complete(t.taskId, SCOPE, {});

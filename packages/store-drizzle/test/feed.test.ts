@@ -1,4 +1,5 @@
-import { type OwnerScope, owner, ownerScope, type TaskChange } from "@mcp-tasks/core";
+import { owner, type TaskChange } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { packChanges, payloadPrefix, unpackChanges } from "../src/feed.js";

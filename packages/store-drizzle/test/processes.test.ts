@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type OwnerScope, owner, ownerScope, type TaskChange } from "@mcp-tasks/core";
+import { owner, type TaskChange } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createPGliteTaskStore,

@@ -1,12 +1,5 @@
-import {
-  isTaskError,
-  type OwnerScope,
-  owner,
-  ownerScope,
-  type TaskChange,
-  type TaskRecord,
-  TaskService,
-} from "@mcp-tasks/core";
+import { isTaskError, owner, type TaskChange, type TaskRecord, TaskService } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";

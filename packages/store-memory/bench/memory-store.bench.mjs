@@ -3,7 +3,8 @@
 //   - InMemoryTaskStore from @modelcontextprotocol/sdk 1.x (the reference implementation),
 //   - a plain Map behind the same async interface (the ceiling for any in-memory store).
 // Run with `node --expose-gc` (the package's `bench` script does). Every loop is bounded.
-import { createIdGenerator, owner as makeOwner, ownerScope } from "@mcp-tasks/core";
+import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
+import { ownerScope } from "@mcp-tasks/core/store";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 

@@ -1,24 +1,10 @@
 import {
-  ChangeFeed,
   type Clock,
-  completeTask,
-  decodeSequenceCursor,
-  encodeCursor,
-  failTask,
   type InputRequest,
   type InputResponse,
   type JsonRpcErrorObject,
-  type ListQuery,
-  markTaskCancelled,
-  type NewTask,
-  newTaskRecord,
-  type OwnerScope,
-  requestTaskCancel,
-  requireTaskInput,
   type SubmitInputResult,
-  scopeAllowsKey,
-  setTaskStatusMessage,
-  submitTaskInput,
+  startJanitor,
   systemClock,
   type TakeInputResult,
   type TaskChange,
@@ -28,11 +14,28 @@ import {
   type TaskRecord,
   type TaskStatus,
   type TaskStore,
+  type Unsubscribe,
+} from "@mcp-tasks/core";
+import {
+  ChangeFeed,
+  completeTask,
+  decodeSequenceCursor,
+  encodeCursor,
+  failTask,
+  type ListQuery,
+  markTaskCancelled,
+  type NewTask,
+  newTaskRecord,
+  type OwnerScope,
+  requestTaskCancel,
+  requireTaskInput,
+  scopeAllowsKey,
+  setTaskStatusMessage,
+  submitTaskInput,
   takeTaskInputResponses,
   taskErrors,
   UNOWNED_KEY,
-  type Unsubscribe,
-} from "@mcp-tasks/core";
+} from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 
 /** Settings of a {@link MemoryTaskStore}. */
@@ -106,7 +109,7 @@ export class MemoryTaskStore implements TaskStore {
   readonly #expiry = new MinHeap<Slot>();
   readonly #feed = new ChangeFeed();
   readonly #pending: TaskChange[] = [];
-  readonly #sweeper: NodeJS.Timeout | undefined;
+  readonly #stopSweeper: (() => Promise<void>) | undefined;
   #seq = 0;
   #closed = false;
 
@@ -117,8 +120,12 @@ export class MemoryTaskStore implements TaskStore {
     this.#maxPageSize = options.maxPageSize ?? 100;
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
-      this.#sweeper = setInterval(() => void this.cleanupExpired(), sweepMs);
-      this.#sweeper.unref();
+      // Core's janitor, so there is one sweeper design for every store; a pass costs
+      // O(expired) here, so it takes them all.
+      this.#stopSweeper = startJanitor(this, {
+        intervalMs: sweepMs,
+        batch: Number.POSITIVE_INFINITY,
+      });
     }
   }
 
@@ -285,7 +292,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#sweeper) clearInterval(this.#sweeper);
+    await this.#stopSweeper?.();
     this.#feed.clear();
   }
 

@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { ManualClock, type NewTask, owner, ownerScope } from "@mcp-tasks/core";
+import { ManualClock, owner } from "@mcp-tasks/core";
+import { type NewTask, ownerScope } from "@mcp-tasks/core/store";
 import { describe, expect, it } from "vitest";
 import { MemoryTaskStore } from "../src/index.js";
 

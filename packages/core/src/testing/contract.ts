@@ -1,11 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../clock.js";
-import { encodeCursor } from "../cursor.js";
-import { isTaskError, type TaskErrorCode } from "../errors.js";
-import { createIdGenerator } from "../ids.js";
-import { type Owner, type OwnerScope, owner, ownerKey, ownerScope } from "../owner.js";
-import type { TaskChange, TaskStore } from "../store.js";
-import type { NewTask, TaskRecord, TaskStatus } from "../task.js";
+import {
+  createIdGenerator,
+  isTaskError,
+  ManualClock,
+  type Owner,
+  owner,
+  type TaskChange,
+  type TaskErrorCode,
+  type TaskRecord,
+  type TaskStatus,
+  type TaskStore,
+} from "../index.js";
+import { encodeCursor, type NewTask, type OwnerScope, ownerKey, ownerScope } from "../store-api.js";
 
 /** What a store factory is handed by the contract suite. */
 export interface ContractStoreOptions {

@@ -1,9 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../clock.js";
-import { createIdGenerator } from "../ids.js";
-import { type OwnerScope, owner, ownerScope } from "../owner.js";
-import type { LeasingTaskStore, TaskChange } from "../store.js";
-import type { NewTask, TaskLease } from "../task.js";
+import {
+  createIdGenerator,
+  ManualClock,
+  owner,
+  type TaskChange,
+  type TaskLease,
+} from "../index.js";
+import { type LeasingTaskStore, type NewTask, type OwnerScope, ownerScope } from "../store-api.js";
 
 /** What a leasing store factory is handed by the lease contract suite. */
 export interface LeaseContractStoreOptions {

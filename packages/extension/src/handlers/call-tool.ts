@@ -1,4 +1,10 @@
-import type { InputRequest } from "@mcp-tasks/core";
+import {
+  type InputRequest,
+  isRpcError,
+  RpcError,
+  type RpcOutcome,
+  toOutcome,
+} from "@mcp-tasks/core";
 import { checkArguments } from "../arguments.js";
 import { declaresTasksExtension } from "../capabilities.js";
 import { MODERN_PROTOCOL_VERSION } from "../constants.js";
@@ -6,12 +12,11 @@ import {
   invalidParams,
   missingTasksExtension,
   RPC_ERROR,
-  RpcError,
   taskFailureToRpc,
   toolFailureToRpc,
 } from "../errors.js";
 import { toCreateTaskResult } from "../projection.js";
-import type { RpcOutcome, TasksRequestContext } from "../request.js";
+import type { TasksRequestContext } from "../request.js";
 import { CallToolParamsSchema, type CreateTaskResult } from "../schemas.js";
 import { InputRequiredSignal, syncTaskContext } from "../sync-context.js";
 import type { TasksTool } from "../tool.js";
@@ -76,43 +81,56 @@ export async function callTool(
   ctx: TasksRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<CallToolOutcome>> {
-  let tool: TasksTool | undefined;
-  let args: Readonly<Record<string, unknown>>;
-  let dispatch: Dispatch;
-  try {
-    const parsed = CallToolParamsSchema.safeParse(params ?? {});
-    if (!parsed.success)
-      throw invalidParams("tools/call needs a string 'name' and object 'arguments'");
-    tool = deps.tools.get(parsed.data.name);
-    if (tool === undefined) throw invalidParams(`Unknown tool: ${parsed.data.name}`);
-    args = parsed.data.arguments ?? {};
-    const problem = checkArguments(tool, args);
-    if (problem !== null) throw invalidParams(`${tool.name}: ${problem}`);
-    dispatch = decideDispatch(tool, ctx.clientCapabilities);
-    if (tool.preflight) {
-      const outcome = await tool.preflight(args, ctx.inputResponses ?? {});
-      if (outcome.kind === "input_required") {
-        return { result: inputRequired(outcome.inputRequests, outcome.requestState) };
-      }
-      args = outcome.arguments;
-    }
-  } catch (error) {
-    return { error: taskFailureToRpc(error) };
-  }
+  const prepared = await toOutcome(() => prepare(deps, ctx, params), taskFailureToRpc);
+  if (isRpcError(prepared)) return prepared;
+  if ("inputRequired" in prepared.result) return { result: prepared.result.inputRequired };
+  const { tool, args, dispatch } = prepared.result;
+  if (dispatch === "sync") return runSynchronously(tool, args, ctx);
+  return toOutcome(async () => {
+    const record = await deps.runner.start(ctx.owner, {
+      era: MODERN_PROTOCOL_VERSION,
+      request: { toolName: tool.name, arguments: args },
+      handler: tool.run,
+    });
+    return toCreateTaskResult(record);
+  }, taskFailureToRpc);
+}
 
-  if (dispatch === "task") {
-    try {
-      const record = await deps.runner.start(ctx.owner, {
-        era: MODERN_PROTOCOL_VERSION,
-        request: { toolName: tool.name, arguments: args },
-        handler: tool.run,
-      });
-      return { result: toCreateTaskResult(record) };
-    } catch (error) {
-      return { error: taskFailureToRpc(error) };
-    }
-  }
+/** A checked call ready to run, or the preflight's ephemeral request for input. */
+type Prepared =
+  | { tool: TasksTool; args: Readonly<Record<string, unknown>>; dispatch: Dispatch }
+  | { inputRequired: InputRequiredToolResult };
 
+async function prepare(
+  deps: HandlerDeps,
+  ctx: TasksRequestContext,
+  params: unknown,
+): Promise<Prepared> {
+  const parsed = CallToolParamsSchema.safeParse(params ?? {});
+  if (!parsed.success)
+    throw invalidParams("tools/call needs a string 'name' and object 'arguments'");
+  const tool = deps.tools.get(parsed.data.name);
+  if (tool === undefined) throw invalidParams(`Unknown tool: ${parsed.data.name}`);
+  let args = parsed.data.arguments ?? {};
+  const problem = checkArguments(tool, args);
+  if (problem !== null) throw invalidParams(`${tool.name}: ${problem}`);
+  const dispatch = decideDispatch(tool, ctx.clientCapabilities);
+  if (tool.preflight) {
+    const outcome = await tool.preflight(args, ctx.inputResponses ?? {});
+    if (outcome.kind === "input_required") {
+      return { inputRequired: inputRequired(outcome.inputRequests, outcome.requestState) };
+    }
+    args = outcome.arguments;
+  }
+  return { tool, args, dispatch };
+}
+
+/** Runs the tool in the request; its input requests become an ephemeral round. */
+async function runSynchronously(
+  tool: TasksTool,
+  args: Readonly<Record<string, unknown>>,
+  ctx: TasksRequestContext,
+): Promise<RpcOutcome<CallToolOutcome>> {
   const signal = ctx.signal ?? new AbortController().signal;
   try {
     const result = await tool.run(

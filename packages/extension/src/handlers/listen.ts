@@ -1,9 +1,10 @@
-import { isTerminal, type TaskRecord } from "@mcp-tasks/core";
+import type { RpcOutcome } from "@mcp-tasks/core";
+import { isTaskError } from "@mcp-tasks/core";
 import { declaresTasksExtension } from "../capabilities.js";
 import { SUBSCRIPTION_ID_META_KEY } from "../constants.js";
 import { invalidParams, missingTasksExtension, taskFailureToRpc } from "../errors.js";
 import { toDetailedTask } from "../projection.js";
-import type { RpcOutcome, TasksRequestContext } from "../request.js";
+import type { TasksRequestContext } from "../request.js";
 import { TaskListenParamsSchema } from "../schemas.js";
 import type { HandlerDeps } from "./deps.js";
 
@@ -55,33 +56,54 @@ export interface StreamNotification {
  * order and never twice for the same version. `onAllTerminal` fires once every task has been
  * reported in a terminal state (or has vanished), so the stream can end.
  */
-export class TaskSubscription {
+export interface TaskSubscription {
+  /** The acknowledgement notification to write first. */
+  acknowledgement(): StreamNotification;
+  /** Starts following every task; each sends its current snapshot first. */
+  start(): void;
+  /** Stops following; idempotent. */
+  close(): void;
+}
+
+/** What a {@link TaskSubscription} follows, and where its notifications go. */
+export interface TaskSubscriptionOptions {
+  readonly ctx: TasksRequestContext;
+  readonly taskIds: readonly string[];
+  readonly subscriptionId: string | number;
+  readonly send: (notification: StreamNotification) => void;
+  readonly onAllTerminal: () => void;
+  /** Told about a failure that ended a task's notifications early; default `console.error`. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** Creates the push side of an authorized subscription. */
+export function subscribeToTasks(
+  deps: HandlerDeps,
+  options: TaskSubscriptionOptions,
+): TaskSubscription {
+  return new Subscription(deps, options);
+}
+
+class Subscription implements TaskSubscription {
   readonly #deps: HandlerDeps;
   readonly #ctx: TasksRequestContext;
   readonly #taskIds: readonly string[];
   readonly #subscriptionId: string | number;
   readonly #send: (notification: StreamNotification) => void;
   readonly #onAllTerminal: () => void;
-  readonly #sentVersion = new Map<string, number>();
-  readonly #finished = new Set<string>();
-  readonly #chains = new Map<string, Promise<void>>();
-  readonly #unsubscribes: Array<() => void> = [];
-  #closed = false;
+  readonly #onError: (error: unknown) => void;
+  readonly #stop = new AbortController();
+  /** Tasks reported terminal or gone. */
+  #finished = 0;
 
-  constructor(options: {
-    deps: HandlerDeps;
-    ctx: TasksRequestContext;
-    taskIds: readonly string[];
-    subscriptionId: string | number;
-    send: (notification: StreamNotification) => void;
-    onAllTerminal: () => void;
-  }) {
-    this.#deps = options.deps;
+  constructor(deps: HandlerDeps, options: TaskSubscriptionOptions) {
+    this.#deps = deps;
     this.#ctx = options.ctx;
     this.#taskIds = options.taskIds;
     this.#subscriptionId = options.subscriptionId;
     this.#send = options.send;
     this.#onAllTerminal = options.onAllTerminal;
+    this.#onError = options.onError ?? ((error) => console.error("task subscription:", error));
   }
 
   /** The acknowledgement notification to write first. */
@@ -95,55 +117,43 @@ export class TaskSubscription {
     };
   }
 
-  /** Starts watching and sends the first snapshots. */
+  /** Starts following every task; each sends its current snapshot first. */
   start(): void {
     if (this.#taskIds.length === 0) {
       this.#onAllTerminal();
       return;
     }
-    for (const taskId of this.#taskIds) {
-      this.#unsubscribes.push(this.#deps.service.watch(() => this.#refresh(taskId), taskId));
-      this.#refresh(taskId);
-    }
+    for (const taskId of this.#taskIds) void this.#follow(taskId);
   }
 
-  /** Stops watching; idempotent. */
+  /** Stops following; idempotent. */
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    for (const unsubscribe of this.#unsubscribes.splice(0)) unsubscribe();
+    this.#stop.abort();
   }
 
-  #refresh(taskId: string): void {
-    const previous = this.#chains.get(taskId) ?? Promise.resolve();
-    const next = previous.then(() => this.#push(taskId));
-    this.#chains.set(taskId, next);
-  }
-
-  async #push(taskId: string): Promise<void> {
-    if (this.#closed || this.#finished.has(taskId)) return;
-    let record: TaskRecord;
+  /**
+   * One task's notifications, in version order and each version once. A store outage
+   * delays them (`follow` retries); only the task's end or disappearance finishes it.
+   */
+  async #follow(taskId: string): Promise<void> {
+    const signal = this.#stop.signal;
     try {
-      record = await this.#deps.service.get(this.#ctx.owner, taskId);
-    } catch {
-      // Gone (expired or deleted): nothing more will ever be reported for it.
-      this.#finish(taskId);
-      return;
+      for await (const record of this.#deps.service.follow(this.#ctx.owner, taskId, { signal })) {
+        this.#send({
+          method: "notifications/tasks",
+          params: {
+            ...toDetailedTask(record),
+            _meta: { [SUBSCRIPTION_ID_META_KEY]: this.#subscriptionId },
+          },
+        });
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      // Gone (expired or deleted): nothing more will ever be reported for it. Anything else
+      // is not a client's business, but must not leave the stream open forever either.
+      if (!isTaskError(error, "not_found_or_unauthorized")) this.#onError(error);
     }
-    if (this.#closed || (this.#sentVersion.get(taskId) ?? 0) >= record.version) return;
-    this.#sentVersion.set(taskId, record.version);
-    this.#send({
-      method: "notifications/tasks",
-      params: {
-        ...toDetailedTask(record),
-        _meta: { [SUBSCRIPTION_ID_META_KEY]: this.#subscriptionId },
-      },
-    });
-    if (isTerminal(record.status)) this.#finish(taskId);
-  }
-
-  #finish(taskId: string): void {
-    this.#finished.add(taskId);
-    if (!this.#closed && this.#finished.size === this.#taskIds.length) this.#onAllTerminal();
+    this.#finished += 1;
+    if (!signal.aborted && this.#finished === this.#taskIds.length) this.#onAllTerminal();
   }
 }

@@ -1,5 +1,6 @@
+import { type RpcOutcome, toOutcome } from "@mcp-tasks/core";
 import { invalidParams, taskFailureToRpc } from "../errors.js";
-import type { RpcOutcome, TasksRequestContext } from "../request.js";
+import type { TasksRequestContext } from "../request.js";
 import { type AckResult, InputResponsesSchema, UpdateTaskParamsSchema } from "../schemas.js";
 import type { HandlerDeps } from "./deps.js";
 import { guardTaskRequest } from "./guard.js";
@@ -10,12 +11,12 @@ import { guardTaskRequest } from "./guard.js";
  * finished. The answers come from `ctx.inputResponses` when the transport lifted them off
  * the params (the SDK does), else from `params.inputResponses`.
  */
-export async function updateTask(
+export function updateTask(
   deps: HandlerDeps,
   ctx: TasksRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<AckResult>> {
-  try {
+  return toOutcome(async () => {
     const { taskId, inputResponses } = guardTaskRequest(
       "tasks/update",
       ctx,
@@ -26,8 +27,6 @@ export async function updateTask(
     if (!parsed.success) throw invalidParams("inputResponses must map keys to response objects");
     // A finished task accepts nothing, like an unknown key: the store ignores such input.
     await deps.service.submitInput(ctx.owner, taskId, parsed.data);
-    return { result: { resultType: "complete" } };
-  } catch (error) {
-    return { error: taskFailureToRpc(error) };
-  }
+    return { resultType: "complete" };
+  }, taskFailureToRpc);
 }

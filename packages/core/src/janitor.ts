@@ -1,5 +1,3 @@
-import { supportsLeases, type TaskStore } from "@mcp-tasks/core";
-
 /** What one janitor pass did. */
 export interface JanitorSweep {
   /** Expired tasks deleted. */
@@ -8,6 +6,13 @@ export interface JanitorSweep {
   readonly orphaned: number;
   /** Set when the pass failed (e.g. the database was unreachable); the next pass retries. */
   readonly error?: unknown;
+}
+
+/** What a janitor sweeps: a {@link TaskService} (or a store, which has the same two calls). */
+export interface Sweepable {
+  cleanupExpired(options?: { limit?: number }): Promise<number>;
+  /** Absent for stores without leases. */
+  failOrphans?(options?: { limit?: number }): Promise<number>;
 }
 
 /** Settings of {@link startJanitor}. */
@@ -23,22 +28,30 @@ export interface JanitorOptions {
 }
 
 /**
- * Runs `cleanupExpired` (and `failOrphans`) every `intervalMs` in bounded batches. Several
- * nodes may run one each: the statements take disjoint rows (SKIP LOCKED). The timer never
- * keeps the process alive, and a pass never overlaps the previous one. Returns a stop
- * function that resolves once a pass in progress has finished.
+ * Runs `cleanupExpired` (and `failOrphans`) every `intervalMs` in bounded batches, for any
+ * store. Several nodes may run one each: the contract makes both calls safe to run
+ * concurrently. The timer never keeps the process alive, and a pass never overlaps the
+ * previous one. Returns a stop function that resolves once a pass in progress has finished.
+ *
+ * @example
+ * ```ts
+ * const stop = startJanitor(service, { intervalMs: 30_000 });
+ * // on shutdown:
+ * await stop();
+ * ```
  */
-export function startJanitor(store: TaskStore, options: JanitorOptions = {}): () => Promise<void> {
+export function startJanitor(target: Sweepable, options: JanitorOptions = {}): () => Promise<void> {
   const batch = options.batch ?? 1_000;
-  const withOrphans = (options.failOrphans ?? true) && supportsLeases(store);
+  const withOrphans = options.failOrphans ?? true;
   let running: Promise<void> | null = null;
   const pass = async () => {
     let removed = 0;
     let orphaned = 0;
     try {
-      removed = await store.cleanupExpired({ limit: batch });
-      if (withOrphans && supportsLeases(store))
-        orphaned = await store.failOrphans({ limit: batch });
+      removed = await target.cleanupExpired({ limit: batch });
+      if (withOrphans && target.failOrphans !== undefined) {
+        orphaned = await target.failOrphans({ limit: batch });
+      }
       options.onSweep?.({ removed, orphaned });
     } catch (error) {
       options.onSweep?.({ removed, orphaned, error });

@@ -1,0 +1,48 @@
+/**
+ * `@mcp-tasks/core/store`: for store authors. The pure lifecycle functions and tables a
+ * store's conditional writes must reproduce, record construction and validation, expiry,
+ * cursors, owner scopes and keys, the in-process change feed, the lease extension of the
+ * store contract, the error constructors with their shared wording and the TTL helpers.
+ *
+ * The types a store implements and returns (`TaskStore`, `TaskRecord`, `TaskChange`, …)
+ * come from `@mcp-tasks/core`; the contract suite from `@mcp-tasks/core/testing`. Each name
+ * is exported by exactly one of the three entries.
+ *
+ * @packageDocumentation
+ */
+export { ChangeFeed } from "./change-feed.js";
+export { decodeCursor, decodeSequenceCursor, encodeCursor } from "./cursor.js";
+export { taskErrors } from "./errors.js";
+export { type FollowSource, followTask } from "./follow.js";
+export {
+  ACTIVE_STATUSES,
+  assertFreshInputKeys,
+  assertIntentAllowed,
+  canTransition,
+  completeTask,
+  expiryOnTerminal,
+  failTask,
+  INTENT_FROM,
+  type Intent,
+  isExpired,
+  markTaskCancelled,
+  newTaskRecord,
+  requestTaskCancel,
+  requireTaskInput,
+  setTaskStatusMessage,
+  submitTaskInput,
+  TRANSITIONS,
+  takeTaskInputResponses,
+  validateNewTask,
+} from "./lifecycle.js";
+export {
+  type OwnerScope,
+  ownerKey,
+  ownerScope,
+  scopeAllows,
+  scopeAllowsKey,
+  UNOWNED_KEY,
+} from "./owner.js";
+export { type LeasingTaskStore, type ListQuery, supportsLeases } from "./store.js";
+export type { NewTask } from "./task.js";
+export { resolveTtl, ttlPolicy } from "./ttl.js";

@@ -1,0 +1,109 @@
+import {
+  isRpcError,
+  RpcError,
+  type RpcOutcome,
+  type TaskRecord,
+  type ToolDefinition,
+  toOutcome,
+} from "@mcp-tasks/core";
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { internalError, legacyFailure, legacyToolFailure, taskSupportMismatch } from "../errors.js";
+import { toLegacyTask } from "../projection.js";
+import { type CallToolParams, CallToolParamsSchema, type CreateTaskResult } from "../wire.js";
+import { askClient } from "./ask-client.js";
+import { type LegacyDeps, type LegacyRequestContext, parseParams } from "./deps.js";
+import { runSynchronously } from "./run-sync.js";
+
+/** A `tools/call` answer: the tool's result, or a `CreateTaskResult` for a task. */
+export type LegacyCallToolResult = Record<string, unknown> | CreateTaskResult;
+
+/** Bounds a preflight that never proceeds. */
+const MAX_PREFLIGHT_ROUNDS = 10;
+
+/**
+ * `tools/call`. With `params.task` on a tool that allows tasks: starts the task and answers
+ * `{ task }` (the requested `ttl` honoured within the TTL policy). Without it on a tool
+ * that allows synchronous calls: runs the tool and answers its result. `required` without
+ * `task` and `forbidden` with it answer `-32601`.
+ */
+export async function callTool(
+  deps: LegacyDeps,
+  ctx: LegacyRequestContext,
+  params: unknown,
+): Promise<RpcOutcome<LegacyCallToolResult>> {
+  const prepared = await toOutcome(() => prepare(deps, ctx, params), legacyFailure);
+  if (isRpcError(prepared)) return prepared;
+  const { tool, call } = prepared.result;
+  if (call.task !== undefined) {
+    return toOutcome(
+      async () => ({ task: toLegacyTask(await startTask(deps, ctx, tool, call)) }),
+      legacyFailure,
+    );
+  }
+  return toOutcome(() => runSynchronously(tool, call.arguments ?? {}, ctx), legacyToolFailure);
+}
+
+/** The call checked against its tool, with the arguments its preflight settled on. */
+async function prepare(
+  deps: LegacyDeps,
+  ctx: LegacyRequestContext,
+  params: unknown,
+): Promise<{ tool: ToolDefinition; call: CallToolParams }> {
+  const call = parseParams(CallToolParamsSchema, params, "tools/call");
+  const tool = checkTaskSupport(deps, call);
+  return { tool, call: { ...call, arguments: await preflight(tool, call.arguments ?? {}, ctx) } };
+}
+
+function checkTaskSupport(deps: LegacyDeps, call: CallToolParams): ToolDefinition {
+  const tool = deps.tools.get(call.name);
+  if (tool === undefined) {
+    throw new RpcError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${call.name}`);
+  }
+  if (call.task !== undefined && tool.taskMode === "never") {
+    throw taskSupportMismatch(
+      `Tool ${tool.name} does not support task augmentation (taskSupport: 'forbidden')`,
+    );
+  }
+  if (call.task === undefined && tool.taskMode === "always") {
+    throw taskSupportMismatch(
+      `Tool ${tool.name} requires task augmentation (taskSupport: 'required')`,
+    );
+  }
+  return tool;
+}
+
+/**
+ * Runs the tool's preflight, if any, before a task exists: its input requests go to the
+ * client as plain side requests on the `tools/call` stream (no task to relate them to),
+ * round after round, until it proceeds with the arguments to use.
+ */
+async function preflight(
+  tool: ToolDefinition,
+  args: Readonly<Record<string, unknown>>,
+  ctx: LegacyRequestContext,
+): Promise<Record<string, unknown>> {
+  if (tool.preflight === undefined) return { ...args };
+  const answers: Record<string, unknown> = {};
+  for (let round = 0; round < MAX_PREFLIGHT_ROUNDS; round++) {
+    const outcome = await tool.preflight(args, answers);
+    if (outcome.kind === "proceed") return { ...outcome.arguments };
+    for (const [key, request] of Object.entries(outcome.inputRequests)) {
+      answers[key] = await askClient(request, ctx);
+    }
+  }
+  throw internalError(`Tool ${tool.name} asked for input more than ${MAX_PREFLIGHT_ROUNDS} times`);
+}
+
+function startTask(
+  deps: LegacyDeps,
+  ctx: LegacyRequestContext,
+  tool: ToolDefinition,
+  call: CallToolParams,
+): Promise<TaskRecord> {
+  return deps.runner.start(ctx.owner, {
+    era: "2025-11-25",
+    request: { toolName: tool.name, arguments: call.arguments ?? {} },
+    ...(call.task?.ttl !== undefined && { ttlMs: call.task.ttl }),
+    handler: tool.run,
+  });
+}

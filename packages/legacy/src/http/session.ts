@@ -1,0 +1,189 @@
+import { randomUUID } from "node:crypto";
+import { isRpcError, type Owner, RpcError, type RpcOutcome } from "@mcp-tasks/core";
+import {
+  Server,
+  type ServerContext,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { DeliveryChannel } from "../delivery-channel.js";
+import type { LegacyRequestContext } from "../handlers/deps.js";
+import type { LegacyTaskHandlers } from "../handlers.js";
+import { CreateTaskResultSchema } from "../wire.js";
+import { anySignal, type SendOverSdk, sdkChannel } from "./channels.js";
+import type { TableSession } from "./session-table.js";
+import { type SessionNotification, TaskNotifier } from "./task-notifier.js";
+
+/** What a session needs from its endpoint. */
+export interface SessionOptions {
+  readonly handlers: LegacyTaskHandlers;
+  readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
+  readonly instructions?: string;
+  /** How long a side request may wait for its answer. */
+  readonly inputRequestTimeoutMs: number;
+  readonly onSessionInitialized: (id: string, session: LegacySession) => void;
+  readonly onSessionClosed: (id: string | undefined, session: LegacySession) => void;
+  readonly onError: (error: unknown) => void;
+}
+
+/** Throws the outcome's error (the SDK answers it as a JSON-RPC error) or returns its result. */
+function unwrap<T>(outcome: RpcOutcome<T>): T {
+  if (isRpcError(outcome)) throw RpcError.from(outcome.error);
+  return outcome.result;
+}
+
+/**
+ * One initialized 2025-11-25 session: its SDK server and transport, its owner, the methods
+ * it serves, and a {@link TaskNotifier} for every task it created.
+ */
+export class LegacySession implements TableSession {
+  readonly owner: Owner;
+  readonly server: Server;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly #options: SessionOptions;
+  readonly #notifiers = new Map<string, TaskNotifier>();
+  readonly #unlisten: () => void;
+  #standalone: { channel: DeliveryChannel; close: () => void } | undefined;
+  #closed = false;
+  lastSeen = 0;
+  /** Responses (SSE bodies) still being written. */
+  openResponses = 0;
+
+  get busy(): boolean {
+    return this.openResponses > 0 || this.#standalone !== undefined;
+  }
+
+  constructor(owner: Owner, options: SessionOptions) {
+    this.owner = owner;
+    this.#options = options;
+    this.server = new Server(options.serverInfo, {
+      capabilities: options.handlers.capabilities,
+      ...(options.instructions !== undefined && { instructions: options.instructions }),
+    });
+    this.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => options.onSessionInitialized(id, this),
+      onsessionclosed: (id) => options.onSessionClosed(id, this),
+    });
+    this.transport.onclose = () => {
+      options.onSessionClosed(this.transport.sessionId, this);
+      this.dispose();
+    };
+    this.server.onerror = (error) => options.onError(error);
+    // A tasks/result stream closed or released a request: the standalone stream may step in.
+    this.#unlisten = options.handlers.registry.onChange((taskId) =>
+      this.#notifiers.get(taskId)?.reroute(),
+    );
+    this.#register();
+  }
+
+  connect(): Promise<void> {
+    return this.server.connect(this.transport);
+  }
+
+  #register(): void {
+    const handlers = this.#options.handlers;
+    const server = this.server;
+    const context = (ctx: ServerContext, withChannel: boolean): LegacyRequestContext => {
+      const signal = anySignal(ctx.mcpReq.signal, ctx.http?.req?.signal);
+      const send: SendOverSdk = (request, options) => ctx.mcpReq.send(request, options);
+      return {
+        owner: this.owner,
+        signal,
+        ...(withChannel && { channel: this.#channel("tasks/result", signal, send) }),
+      };
+    };
+    server.setRequestHandler("tools/list", () => handlers.listTools() as never);
+    server.setRequestHandler("tools/call", async (request, ctx) => {
+      const result = unwrap(await handlers.callTool(context(ctx, true), request.params));
+      const created = CreateTaskResultSchema.safeParse(result);
+      if (!created.success) return result as never;
+      const progressToken = (
+        request.params._meta as { progressToken?: string | number } | undefined
+      )?.progressToken;
+      this.#track(created.data.task, progressToken);
+      // The 2025 codec of @modelcontextprotocol/server 2.4 requires `content` next to `task`.
+      return { ...result, content: [] } as never;
+    });
+    // The 2025 task methods are not in the SDK's typed method map: register them with an
+    // explicit (pass-through) params schema; the handlers validate with the wire schemas.
+    const anyParams = { params: z.unknown() };
+    server.setRequestHandler("tasks/get", anyParams, async (params, ctx) => {
+      const task = unwrap(await handlers.getTask(context(ctx, false), params));
+      this.#notifiers.get(task.taskId)?.acknowledge();
+      return task;
+    });
+    server.setRequestHandler("tasks/result", anyParams, async (params, ctx) =>
+      unwrap(await handlers.getTaskResult(context(ctx, true), params)),
+    );
+    server.setRequestHandler("tasks/list", anyParams, async (params, ctx) =>
+      unwrap(await handlers.listTasks(context(ctx, false), params)),
+    );
+    server.setRequestHandler("tasks/cancel", anyParams, async (params, ctx) =>
+      unwrap(await handlers.cancelTask(context(ctx, false), params)),
+    );
+  }
+
+  /** A delivery channel with the session's client capabilities and side-request timeout. */
+  #channel(kind: DeliveryChannel["kind"], signal: AbortSignal, send: SendOverSdk) {
+    const capabilities = this.server.getClientCapabilities() as Record<string, unknown> | undefined;
+    return sdkChannel(kind, signal, capabilities, this.#options.inputRequestTimeoutMs, send);
+  }
+
+  /** Starts notifying about a task this session created. */
+  #track(
+    task: { taskId: string; status: string; statusMessage?: string | undefined },
+    progressToken: string | number | undefined,
+  ): void {
+    if (this.#closed || this.#notifiers.has(task.taskId)) return;
+    const notifier = new TaskNotifier(
+      {
+        deps: this.#options.handlers,
+        owner: this.owner,
+        notify: (notification) => this.#notify(notification),
+        standaloneChannel: () => this.#standalone?.channel,
+        reportError: (error) => this.#options.onError(error),
+      },
+      task,
+      progressToken,
+      () => {
+        if (this.#notifiers.get(task.taskId) === notifier) this.#notifiers.delete(task.taskId);
+      },
+    );
+    this.#notifiers.set(task.taskId, notifier);
+  }
+
+  #notify(notification: SessionNotification): void {
+    this.server.notification(notification as never).catch((error) => this.#options.onError(error));
+  }
+
+  /** The session's standalone (GET) SSE stream opened: a new channel for pushes. */
+  openStandalone(): () => void {
+    this.#standalone?.close();
+    const controller = new AbortController();
+    const channel = this.#channel("session", controller.signal, (request, options) =>
+      this.server.request(request, options),
+    );
+    const close = () => {
+      if (this.#standalone?.channel === channel) this.#standalone = undefined;
+      controller.abort();
+    };
+    this.#standalone = { channel, close };
+    for (const notifier of this.#notifiers.values()) notifier.reroute();
+    return close;
+  }
+
+  dispose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unlisten();
+    this.#standalone?.close();
+    for (const notifier of [...this.#notifiers.values()]) notifier.stop();
+    this.#notifiers.clear();
+  }
+
+  async close(): Promise<void> {
+    this.dispose();
+    await this.server.close();
+  }
+}

@@ -1,0 +1,135 @@
+import { isTaskError, isTerminal, type Owner, type TaskRecord } from "@mcp-tasks/core";
+import type { DeliveryChannel } from "../delivery-channel.js";
+import type { LegacyDeps } from "../handlers/deps.js";
+import { InputPump } from "../input-pump.js";
+import { legacyStatusOf, toLegacyTask } from "../projection.js";
+import { type ProgressNotification, ProgressRelay } from "./progress-relay.js";
+
+/** A notification a session sends. */
+export type SessionNotification =
+  | ProgressNotification
+  | { readonly method: "notifications/tasks/status"; readonly params: Record<string, unknown> };
+
+/** What a {@link TaskNotifier} needs of its session. */
+export interface NotifierSession {
+  readonly deps: Pick<LegacyDeps, "service" | "runner" | "registry">;
+  readonly owner: Owner;
+  notify(notification: SessionNotification): void;
+  /** The session's standalone (GET) stream, while one is open. */
+  standaloneChannel(): DeliveryChannel | undefined;
+  reportError(error: unknown): void;
+}
+
+/**
+ * Follows one task a session created and tells the client about it: a
+ * `notifications/tasks/status` per status change, progress (see {@link ProgressRelay}),
+ * and the task's input requests on the session's standalone stream while no `tasks/result`
+ * stream serves them. Ends by itself at the terminal status or when the task is gone.
+ */
+export class TaskNotifier {
+  readonly #session: NotifierSession;
+  readonly #taskId: string;
+  readonly #stop = new AbortController();
+  readonly #progress: ProgressRelay | undefined;
+  readonly #onEnd: () => void;
+  #lastStatus: string;
+  #lastMessage: string | undefined;
+  #latest: TaskRecord | undefined;
+  /** The client has asked about the task, so it can correlate side requests to it. */
+  #acknowledged = false;
+  #pump: { readonly channel: DeliveryChannel; readonly pump: InputPump } | undefined;
+
+  constructor(
+    session: NotifierSession,
+    created: { taskId: string; status: string; statusMessage?: string | undefined },
+    progressToken: string | number | undefined,
+    onEnd: () => void,
+  ) {
+    this.#session = session;
+    this.#taskId = created.taskId;
+    this.#lastStatus = created.status;
+    this.#lastMessage = created.statusMessage;
+    this.#onEnd = onEnd;
+    this.#progress =
+      progressToken === undefined
+        ? undefined
+        : new ProgressRelay(session.deps.runner, created.taskId, progressToken, (n) =>
+            session.notify(n),
+          );
+    void this.#follow();
+  }
+
+  /**
+   * Side requests are pushed on the session stream only after the client has referred to
+   * the task (`tasks/get`): the CreateTaskResult and a pushed request travel on different
+   * streams, and a client that sees the request first cannot tell which task it is for.
+   */
+  acknowledge(): void {
+    if (this.#acknowledged) return;
+    this.#acknowledged = true;
+    this.reroute();
+  }
+
+  /** The standalone stream or a `tasks/result` stream came or went: route input again. */
+  reroute(): void {
+    if (this.#latest !== undefined) this.#routeInput(this.#latest);
+  }
+
+  /** Stops following; idempotent. */
+  stop(): void {
+    this.#stop.abort();
+    this.#progress?.stop();
+  }
+
+  async #follow(): Promise<void> {
+    const { deps, owner } = this.#session;
+    const signal = this.#stop.signal;
+    try {
+      for await (const record of deps.service.follow(owner, this.#taskId, { signal })) {
+        this.#onRecord(record);
+      }
+    } catch (error) {
+      if (!signal.aborted && !isTaskError(error, "not_found_or_unauthorized")) {
+        this.#session.reportError(error);
+      }
+    } finally {
+      this.stop();
+      this.#onEnd();
+    }
+  }
+
+  #onRecord(record: TaskRecord): void {
+    this.#latest = record;
+    const task = toLegacyTask(record);
+    const status = legacyStatusOf(record);
+    const terminal = isTerminal(record.status);
+    if (!terminal && (status !== this.#lastStatus || task.statusMessage !== this.#lastMessage)) {
+      this.#progress?.statusChanged(task.statusMessage);
+    }
+    if (status !== this.#lastStatus) {
+      this.#session.notify({ method: "notifications/tasks/status", params: task });
+    }
+    this.#lastStatus = status;
+    this.#lastMessage = task.statusMessage;
+    if (terminal) this.#session.deps.registry.forget(this.#taskId);
+    else this.#routeInput(record);
+  }
+
+  #routeInput(record: TaskRecord): void {
+    const standalone = this.#session.standaloneChannel();
+    if (
+      record.status !== "input_required" ||
+      !this.#acknowledged ||
+      standalone === undefined ||
+      this.#session.deps.registry.resultChannels(this.#taskId) > 0
+    ) {
+      return;
+    }
+    if (this.#pump?.channel !== standalone) {
+      const { deps, owner } = this.#session;
+      const pump = new InputPump(deps.service, deps.registry, owner, this.#taskId, standalone);
+      this.#pump = { channel: standalone, pump };
+    }
+    this.#pump.pump.offer(record);
+  }
+}
