@@ -1,0 +1,263 @@
+import {
+  isTaskError,
+  isTerminal,
+  type Owner,
+  type TaskRecord,
+  type TaskService,
+} from "@mcp-tasks/core";
+import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
+import { toLegacyTask } from "../projection.js";
+import {
+  bindServingContext,
+  defaultSdkOwner,
+  ownerContextOf,
+  type SdkOwnerContext,
+} from "./context.js";
+import {
+  INTERNAL_ERROR,
+  invalidCursor,
+  mapped,
+  noResultStored,
+  notFound,
+  resultAlreadyStored,
+  sdkError,
+  terminalUpdate,
+} from "./errors.js";
+import type { SdkTaskMessageQueue } from "./queue.js";
+
+/** Settings of {@link SdkTaskStore}. */
+export interface SdkTaskStoreOptions {
+  readonly service: TaskService;
+  /**
+   * The owner of a store call. Default: the auth info's `clientId` (plus `extra.tenantId`
+   * when it is a string) when there is auth info; otherwise the SDK session, so that
+   * sessions never see each other's tasks (what the SDK's `TaskStore` contract asks).
+   */
+  readonly ownerOf?: (context: SdkOwnerContext) => Owner;
+}
+
+/**
+ * `@modelcontextprotocol/sdk` 1.x `TaskStore` over a {@link TaskService}. The SDK runs the
+ * work; this store keeps the tasks, scoped per owner:
+ *
+ * - `createTask` honours the requested `ttl` within the service's TTL policy;
+ *   `pollInterval` comes from the service.
+ * - `storeTaskResult(…, 'completed' | 'failed', result)` stores the result as the outcome;
+ *   a `failed` result is stored with `isError: true`, which this era reports as `failed`.
+ *   A result arriving after the task was cancelled is discarded (the task stays cancelled).
+ * - `updateTaskStatus` maps `input_required` to one pending input request (the SDK queues
+ *   the real side request itself), `working` back from it, `cancelled` to an immediate
+ *   cancel, `completed`/`failed` without a result to an empty result / a `-32603` error.
+ * - Unknown and foreign ids read as not found (`null`), as the SDK expects.
+ * - Errors read as the SDK's `InMemoryTaskStore`'s (`Task with ID … not found`,
+ *   `Cannot store result for task …`, `Cannot update task …`, `Task … has no result
+ *   stored`, `Invalid cursor: …`), with the JSON-RPC code the SDK's handlers use for the
+ *   condition (`-32602`, or `-32603` for a missing result); a task that failed with a
+ *   JSON-RPC error rethrows that error from `getTaskResult`.
+ * - A call without a session id made while a request of a transport bound with
+ *   {@link SdkTaskStore.bindTransport} is served resolves to that request's owner.
+ */
+export class SdkTaskStore implements TaskStore {
+  readonly service: TaskService;
+  readonly #ownerOf: (context: SdkOwnerContext) => Owner;
+
+  constructor(options: SdkTaskStoreOptions) {
+    this.service = options.service;
+    this.#ownerOf = options.ownerOf ?? defaultSdkOwner;
+  }
+
+  /**
+   * Makes store and queue calls that pass no session id, made while `transport` delivers a
+   * message (including the work a handler starts from it), act for that message's session
+   * and auth info: what the SDK hands its own handlers as `extra.sessionId` and
+   * `extra.authInfo`. Handler code that calls a module-level store without a session id,
+   * as the SDK's examples do, then sees the tasks of the client it serves. Call it once per
+   * transport, after `server.connect(transport)` (which installs the handler this wraps);
+   * it applies to every {@link SdkTaskStore} and {@link SdkTaskMessageQueue}.
+   *
+   * @returns `transport`
+   * @throws Error when `transport` is not connected yet.
+   */
+  static bindTransport<T extends Pick<Transport, "onmessage" | "sessionId">>(transport: T): T {
+    return bindServingContext(transport);
+  }
+
+  #owner(sessionId: string | undefined): Owner {
+    return this.#ownerOf(ownerContextOf(sessionId));
+  }
+
+  async createTask(
+    taskParams: CreateTaskOptions,
+    _requestId: RequestId,
+    request: Request,
+    sessionId?: string,
+  ): Promise<Task> {
+    const caller = this.#owner(sessionId);
+    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
+    try {
+      const record = await this.service.create(caller, {
+        era: "2025-11-25",
+        request: {
+          toolName: typeof params.name === "string" ? params.name : request.method,
+          arguments:
+            typeof params.arguments === "object" && params.arguments !== null
+              ? (params.arguments as Record<string, unknown>)
+              : {},
+        },
+        ...(taskParams.ttl !== undefined && { ttlMs: taskParams.ttl }),
+      });
+      return toLegacyTask(record) as Task;
+    } catch (error) {
+      throw mapped(error);
+    }
+  }
+
+  async getTask(taskId: string, sessionId?: string): Promise<Task | null> {
+    const record = await this.#find(this.#owner(sessionId), taskId);
+    return record === null ? null : (toLegacyTask(record) as Task);
+  }
+
+  async storeTaskResult(
+    taskId: string,
+    status: "completed" | "failed",
+    result: Result,
+    sessionId?: string,
+  ): Promise<void> {
+    const caller = this.#owner(sessionId);
+    const stored =
+      status === "failed" && result.isError !== true ? { ...result, isError: true } : result;
+    try {
+      await this.service.complete(caller, taskId, stored);
+    } catch (error) {
+      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId);
+      const current = await this.#find(caller, taskId);
+      if (current === null) throw notFound(taskId);
+      // A cancelled task stays cancelled: the work's late result is discarded, not an error.
+      if (current.status === "cancelled") return;
+      throw resultAlreadyStored(taskId, current);
+    }
+  }
+
+  async getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
+    const record = await this.#find(this.#owner(sessionId), taskId);
+    if (record === null) throw notFound(taskId);
+    const outcome = record.outcome;
+    if (outcome?.kind === "result") return { ...outcome.result } as Result;
+    if (outcome?.kind === "error") {
+      throw sdkError(outcome.error.code, outcome.error.message, outcome.error.data);
+    }
+    throw noResultStored(taskId);
+  }
+
+  async updateTaskStatus(
+    taskId: string,
+    status: Task["status"],
+    statusMessage?: string,
+    sessionId?: string,
+  ): Promise<void> {
+    const caller = this.#owner(sessionId);
+    const current = await this.#find(caller, taskId);
+    if (current === null) throw notFound(taskId);
+    if (isTerminal(current.status)) throw terminalUpdate(taskId, current, status);
+    try {
+      await this.#transition(caller, current, status, statusMessage);
+    } catch (error) {
+      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId);
+      // Another writer (a cancel, the work itself) ended the task meanwhile.
+      const now = await this.#find(caller, taskId);
+      if (now === null) throw notFound(taskId);
+      if (isTerminal(now.status)) throw terminalUpdate(taskId, now, status);
+      throw mapped(error, taskId);
+    }
+  }
+
+  /** Moves `current` to `status`; like the SDK's store, no message keeps the current one. */
+  async #transition(
+    caller: Owner,
+    current: TaskRecord,
+    status: Task["status"],
+    message: string | undefined,
+  ): Promise<void> {
+    const taskId = current.taskId;
+    const kept = message ?? current.statusMessage;
+    switch (status) {
+      case "input_required":
+        if (current.status !== "input_required") {
+          try {
+            await this.service.requireInput(
+              caller,
+              taskId,
+              { [`sdk-${current.version}`]: { method: "sdk/queued-request" } },
+              message,
+            );
+            return;
+          } catch (error) {
+            // The SDK updates once per queued request, concurrently: a call that read the
+            // same version lost the key to one that already made the task input_required.
+            if (!isTaskError(error, "invalid_task")) throw error;
+            if ((await this.service.get(caller, taskId)).status !== "input_required") throw error;
+          }
+        }
+        if (message !== undefined) await this.service.setStatusMessage(caller, taskId, message);
+        return;
+      case "working":
+        if (current.status === "input_required") {
+          const answers = Object.fromEntries(
+            Object.keys(current.inputRequests).map((key) => [key, {}]),
+          );
+          await this.service.submitInput(caller, taskId, answers);
+          // Nobody takes these placeholder answers: drain them straight away.
+          await this.service.takeInputResponses(caller, taskId);
+        }
+        if (message !== undefined) await this.service.setStatusMessage(caller, taskId, message);
+        return;
+      case "cancelled":
+        try {
+          await this.service.cancelNow(caller, taskId, kept);
+        } catch (error) {
+          // A worker may acknowledge the cancel between cancelNow's two writes.
+          if (!isTaskError(error, "invalid_transition")) throw error;
+          if ((await this.service.get(caller, taskId)).status !== "cancelled") throw error;
+        }
+        return;
+      case "completed":
+        await this.service.complete(caller, taskId, { content: [] }, kept);
+        return;
+      case "failed":
+        await this.service.fail(
+          caller,
+          taskId,
+          { code: INTERNAL_ERROR, message: message ?? "Task failed" },
+          kept,
+        );
+        return;
+    }
+  }
+
+  async listTasks(
+    cursor?: string,
+    sessionId?: string,
+  ): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const caller = this.#owner(sessionId);
+    try {
+      const page = await this.service.list(caller, cursor === undefined ? {} : { cursor });
+      const tasks = page.tasks.map((t) => toLegacyTask(t) as Task);
+      return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+    } catch (error) {
+      if (isTaskError(error, "invalid_cursor")) throw invalidCursor(cursor);
+      throw mapped(error);
+    }
+  }
+
+  /** The caller's task, or `null` when it does not exist or is someone else's. */
+  async #find(caller: Owner, taskId: string): Promise<TaskRecord | null> {
+    try {
+      return await this.service.get(caller, taskId);
+    } catch (error) {
+      if (isTaskError(error, "not_found_or_unauthorized")) return null;
+      throw mapped(error);
+    }
+  }
+}
