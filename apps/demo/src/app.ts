@@ -50,12 +50,19 @@ export interface DemoAppOptions {
   /** Suggested polling interval for new tasks; default 500 ms. */
   readonly pollIntervalMs?: number;
   /**
-   * Leasing stores (PostgreSQL, PGlite): this node's lease on the tasks it runs. `holder`
-   * must be unique per process; a task whose node stops renewing is failed as orphaned.
+   * Queue stores: this node's lease on the tasks it runs. `holder` must be unique per
+   * process; a task whose node stops renewing is re-run elsewhere or failed as orphaned.
    */
   readonly lease?: { readonly holder: string; readonly durationMs?: number };
   /**
-   * Run the core janitor (`cleanupExpired`, `failOrphans`) this often (unref'd, one pass at a time);
+   * What this node does (queue stores): `all` serves MCP and runs tasks, `http` serves MCP
+   * and claims no task, `worker` runs tasks and answers MCP requests `404`. Default `all`.
+   */
+  readonly role?: "all" | "http" | "worker";
+  /** Most task handlers running at once on this node; default 16 per CPU core. */
+  readonly concurrency?: number;
+  /**
+   * Run the core janitor (`cleanupExpired`, `recoverOrphans`) this often (one pass at a time);
    * default off (0). The demo binary turns it on for pglite and postgres.
    */
   readonly sweepIntervalMs?: number;
@@ -77,11 +84,13 @@ export interface DemoApp {
   metricsText(): string;
   /** Closes the 2025-11-25 sessions (ending their streams); part of {@link close}. */
   closeSessions(): Promise<void>;
+  /** What this node does. */
+  readonly role: "all" | "http" | "worker";
   /**
-   * Stops the sweeper and the modern leg, closes legacy sessions, gives running tasks
-   * `drainMs` to finish, then: with leases, releases the leases of the tasks still running
-   * (other nodes fail them as orphaned at once, nothing is marked cancelled); without,
-   * aborts them. Closes the store last.
+   * Stops the janitor and the modern leg, closes legacy sessions, stops claiming, gives
+   * running tasks `drainMs` to finish, then hands the rest back to the queue (another node
+   * runs them at once, the attempt not counted) or, without a queue store, cancels them.
+   * Closes the store last.
    */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -142,8 +151,13 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const onError =
     options.onError ??
     ((error: unknown) => console.error("error:", (error as Error)?.message ?? error));
+  const role = options.role ?? "all";
+  const tools = options.tools ?? demoTools();
   const runner = new TaskRunner({
     service,
+    tools,
+    claim: role !== "http",
+    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.lease && {
       lease: {
         holder: options.lease.holder,
@@ -152,7 +166,6 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     }),
   });
   const metrics = new RequestMetrics();
-  const tools = options.tools ?? demoTools();
   const extension = new TasksExtension({ service, runner, tools });
   const modern = createMcpHandler(
     (ctx) =>
@@ -185,6 +198,9 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const origins = localhostAllowedOrigins();
 
   async function serve(request: Request): Promise<Response> {
+    if (role === "worker") {
+      return jsonRpcError(404, -32601, "This node is a worker: it serves no MCP requests");
+    }
     if (loopbackOnly) {
       const rejected =
         hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
@@ -275,9 +291,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     eras,
     metrics,
     metricsText: () =>
-      metrics.render(
-        typeof legacy.sessionCount === "number" ? { legacySessions: legacy.sessionCount } : {},
-      ),
+      metrics.render({
+        runner: runner.stats,
+        ...(typeof legacy.sessionCount === "number" && { legacySessions: legacy.sessionCount }),
+      }),
     closeSessions,
     async fetch(request) {
       try {
@@ -287,26 +304,14 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
         return jsonRpcError(500, -32603, "Internal error");
       }
     },
+    role,
     async close({ drainMs = 10_000 } = {}) {
       await stopJanitor();
       await modern.close();
       await closeSessions();
-      const drained = runner.drain();
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), drainMs);
-      });
-      if ((await Promise.race([drained, timeout])) === "timeout") {
-        if (runner.leasing) {
-          // Shared store: hand the tasks over as orphans (failed by any node's sweep at once)
-          // instead of marking them cancelled; their handlers die with the process.
-          await runner.releaseLeases();
-        } else {
-          runner.abortAll();
-          await runner.drain();
-        }
-      }
-      clearTimeout(timer);
+      // Stop claiming, let running tasks finish within the drain time, then hand the rest
+      // back to the queue (another node claims them at once) or, in memory, cancel them.
+      await runner.shutdown({ drainMs });
       await options.store.close();
     },
   };

@@ -1,6 +1,9 @@
 import { parseArgs } from "node:util";
 import type { StoreKind } from "./store.js";
 
+/** What a node does: everything, only MCP over HTTP, or only running tasks. */
+export type Role = "all" | "http" | "worker";
+
 /** The owner-extraction hooks the demo can run with. */
 export type AuthKind = "tokens" | "jwt" | "gateway";
 
@@ -39,6 +42,10 @@ export interface DemoConfig {
   readonly gatewayHeader: string;
   readonly requireAuth: boolean;
   readonly legacy: boolean;
+  /** all: serve MCP and run tasks; http: serve MCP, claim nothing; worker: run tasks only. */
+  readonly role: Role;
+  /** Most task handlers running at once on this node. */
+  readonly concurrency: number | undefined;
   readonly help: boolean;
 }
 
@@ -56,7 +63,8 @@ Options (flag / environment variable):
                                        (default postgres://postgres@127.0.0.1:5432/test)
   --schema NAME       MCP_TASKS_SCHEMA pglite/postgres: schema of the task table (default public)
   --lease-ms N        MCP_TASKS_LEASE_MS  pglite/postgres: lease on running tasks; a task whose
-                                       node stops renewing it is failed as orphaned (default 30000)
+                                       node stops renewing it is re-run elsewhere (if its tool
+                                       allows retries) or failed "Worker lost" (default 30000)
   --sweep-ms N        MCP_TASKS_SWEEP_MS  pglite/postgres: expiry and orphan sweep interval
                                        (default the lease, at most 10000)
   --auth KIND         DEMO_AUTH        tokens | jwt | gateway: how callers are identified
@@ -74,6 +82,11 @@ Options (flag / environment variable):
                                        (default x-authenticated-user)
   --require-auth      DEMO_REQUIRE_AUTH=1  answer anonymous requests 401
   --legacy on|off     DEMO_LEGACY      serve the 2025-11-25 era (default on)
+  --role ROLE         MCP_TASKS_ROLE   all | http | worker (default all): http serves MCP and
+                                       claims no task; worker runs queued tasks and serves
+                                       only /metrics and /health (pglite/postgres)
+  --concurrency N     MCP_TASKS_CONCURRENCY  most task handlers running at once on this node
+                                       (default 16 per CPU core); more tasks wait, "Queued"
   -h, --help                           show this help
 `;
 
@@ -122,6 +135,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         "gateway-header": { type: "string" },
         "require-auth": { type: "boolean" },
         legacy: { type: "string" },
+        role: { type: "string" },
+        concurrency: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -140,6 +155,20 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
   if (legacy !== "on" && legacy !== "off") {
     throw new ConfigError(`--legacy must be on or off, got '${legacy}'`);
   }
+  const role = values.role ?? (env.MCP_TASKS_ROLE || "all");
+  if (role !== "all" && role !== "http" && role !== "worker") {
+    throw new ConfigError(`--role must be all, http or worker, got '${role}'`);
+  }
+  if (role !== "all" && store === "memory") {
+    throw new ConfigError(
+      `--role ${role} needs a store shared by nodes (--store postgres or pglite), not memory`,
+    );
+  }
+  const concurrencyText = values.concurrency ?? (env.MCP_TASKS_CONCURRENCY || undefined);
+  const concurrency =
+    concurrencyText === undefined
+      ? undefined
+      : positiveInt("--concurrency", concurrencyText, 1, 10_000);
   const schema = values.schema ?? (env.MCP_TASKS_SCHEMA || undefined);
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
     throw new ConfigError(
@@ -200,6 +229,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     gatewayHeader: values["gateway-header"] ?? (env.DEMO_GATEWAY_HEADER || "x-authenticated-user"),
     requireAuth: values["require-auth"] ?? truthy(env.DEMO_REQUIRE_AUTH),
     legacy: legacy === "on",
+    role,
+    concurrency,
     help: values.help ?? false,
   };
 }

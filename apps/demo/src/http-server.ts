@@ -27,6 +27,21 @@ export async function listen(
       res.end(req.method === "HEAD" ? undefined : app.metricsText());
       return;
     }
+    if (path === "/health" && (req.method === "GET" || req.method === "HEAD")) {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(
+        req.method === "HEAD"
+          ? undefined
+          : JSON.stringify({
+              status: "ok",
+              role: app.role,
+              holder: app.runner.holder,
+              claiming: app.runner.claiming,
+              running: app.runner.active,
+            }),
+      );
+      return;
+    }
     if (path !== "/mcp") {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: "Not found: the MCP endpoint is /mcp" }));

@@ -53,6 +53,8 @@ async function main(): Promise<number> {
     legacy: config.legacy ? createLegacyHandler : "off",
     loopbackOnly:
       config.host === "127.0.0.1" || config.host === "localhost" || config.host === "::1",
+    role: config.role,
+    ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
     ...(opened.leasing && {
       lease: { holder, durationMs: config.leaseMs },
       sweepIntervalMs: config.sweepMs,
@@ -71,7 +73,9 @@ async function main(): Promise<number> {
   // One write, so a reader of the pipe sees the whole start-up block at once.
   console.log(
     [
-      `listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")})`,
+      app.role === "worker"
+        ? `worker on ${running.url.replace(/\/mcp$/, "")} (store: ${opened.label}; role: worker, concurrency ${app.runner.concurrency})`
+        : `listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")}${app.role === "http" ? "; role: http" : ""})`,
       `metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`,
       ...(opened.leasing ? [`lease holder: ${holder}`] : []),
       ...auth.startupLines,

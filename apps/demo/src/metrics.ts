@@ -1,3 +1,4 @@
+import type { RunnerStats } from "@mcp-tasks/core";
 /** The protocol eras the demo tells apart. */
 export type Era = "2026-07-28" | "2025-11-25";
 
@@ -71,7 +72,7 @@ export class RequestMetrics {
   }
 
   /** Prometheus text exposition format 0.0.4. */
-  render(gauges: { legacySessions?: number } = {}): string {
+  render(gauges: { legacySessions?: number; runner?: RunnerStats } = {}): string {
     const lines = [
       "# HELP mcp_requests_total MCP HTTP requests served, by protocol era and client name.",
       "# TYPE mcp_requests_total counter",
@@ -88,6 +89,26 @@ export class RequestMetrics {
         "# HELP mcp_legacy_sessions Open 2025-11-25 sessions on this node.",
         "# TYPE mcp_legacy_sessions gauge",
         `mcp_legacy_sessions ${gauges.legacySessions}`,
+      );
+    }
+    const runner = gauges.runner;
+    if (runner !== undefined) {
+      lines.push(
+        "# HELP mcp_tasks_claims_total Tasks this node claimed from the queue.",
+        "# TYPE mcp_tasks_claims_total counter",
+        `mcp_tasks_claims_total ${runner.claimed}`,
+        "# HELP mcp_tasks_runs_started_total Task runs started on this node.",
+        "# TYPE mcp_tasks_runs_started_total counter",
+        `mcp_tasks_runs_started_total ${runner.started}`,
+        "# HELP mcp_tasks_runs_superseded_total Runs stopped because another node took the task over.",
+        "# TYPE mcp_tasks_runs_superseded_total counter",
+        `mcp_tasks_runs_superseded_total ${runner.superseded}`,
+        "# HELP mcp_tasks_runs_handed_back_total Runs handed back to the queue on shutdown.",
+        "# TYPE mcp_tasks_runs_handed_back_total counter",
+        `mcp_tasks_runs_handed_back_total ${runner.handedBack}`,
+        "# HELP mcp_tasks_runs_running Task handlers running on this node now.",
+        "# TYPE mcp_tasks_runs_running gauge",
+        `mcp_tasks_runs_running ${runner.running}`,
       );
     }
     return `${lines.join("\n")}\n`;

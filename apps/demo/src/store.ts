@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { TaskStore } from "@mcp-tasks/core";
-import { supportsLeases } from "@mcp-tasks/core/store";
+import { supportsQueue } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 
@@ -58,7 +58,7 @@ export async function openStore(settings: StoreSettings | StoreKind): Promise<Op
       const dir = resolve(s.dataDir ?? ".mcp-tasks", "pglite");
       try {
         const store = await createPGliteTaskStore({ dataDir: dir, migrate: true, ...schemaOption });
-        return { store, label: `pglite ${dir}${schemaLabel}`, leasing: supportsLeases(store) };
+        return { store, label: `pglite ${dir}${schemaLabel}`, leasing: supportsQueue(store) };
       } catch (error) {
         throw new StoreUnavailableError(`cannot open the pglite store in ${dir}: ${reason(error)}`);
       }
@@ -75,7 +75,7 @@ export async function openStore(settings: StoreSettings | StoreKind): Promise<Op
         return {
           store,
           label: `postgres ${redactUrl(url)}${schemaLabel}`,
-          leasing: supportsLeases(store),
+          leasing: supportsQueue(store),
         };
       } catch (error) {
         throw new StoreUnavailableError(

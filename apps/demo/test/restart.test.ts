@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { DATABASE_URL, dropSchema, killAll, schemaName, startProcess } from "./helpers/process.js";
+import {
+  DATABASE_URL,
+  dropSchema,
+  killAll,
+  metricsUrl,
+  schemaName,
+  startProcess,
+} from "./helpers/process.js";
 import { pollTask, rpc } from "./helpers/wire.js";
 
 const TOKEN = "alice-token";
@@ -100,7 +107,7 @@ describe("SIGTERM on a leasing store", () => {
     await dropSchema(schema);
   });
 
-  it("releases the leases of unfinished tasks, so the next node fails them at once", async () => {
+  it("hands unfinished tasks back to the queue, so the next node runs them at once", async () => {
     const args = [
       "--store",
       "postgres",
@@ -116,10 +123,15 @@ describe("SIGTERM on a leasing store", () => {
       String(t.statusMessage).startsWith("Computing"),
     );
     expect(await first.kill("SIGTERM")).toBe(0);
-    // A ten-minute lease, yet the task is an orphan right away: the lease was given up.
-    const second = await startProcess([...args, "--sweep-ms", "100"], { env: { DATABASE_URL } });
-    const orphan = await pollTask(second.url, running, TOKEN);
-    expect(orphan).toMatchObject({ status: "failed", error: { code: -32603 } });
+    // A ten-minute lease, yet the next node runs the task right away: it was handed back
+    // (not failed, not cancelled), and the hand-back did not use up its only attempt.
+    const second = await startProcess(args, { env: { DATABASE_URL } });
+    const rerun = await pollTask(second.url, running, TOKEN, (t) =>
+      String(t.statusMessage).startsWith("Computing"),
+    );
+    expect(rerun.status).toBe("working");
+    const metrics = await (await fetch(metricsUrl(second.url))).text();
+    expect(metrics).toMatch(/^mcp_tasks_runs_started_total 1$/m);
     expect(await second.kill("SIGTERM")).toBe(0);
   });
 });

@@ -10,7 +10,8 @@ export type TaskErrorCode =
   | "store_full"
   | "ttl_out_of_range"
   | "invalid_cursor"
-  | "store_unavailable";
+  | "store_unavailable"
+  | "lease_lost";
 
 /** Every code, for exhaustive mapping tables and tests. */
 export const TASK_ERROR_CODES: readonly TaskErrorCode[] = Object.freeze([
@@ -22,6 +23,7 @@ export const TASK_ERROR_CODES: readonly TaskErrorCode[] = Object.freeze([
   "ttl_out_of_range",
   "invalid_cursor",
   "store_unavailable",
+  "lease_lost",
 ]);
 
 /** An error from the task core or a task store. `code` is the part to branch on. */
@@ -68,6 +70,11 @@ export const taskErrors = {
       `Requested ttl ${ttlMs} ms is above the maximum of ${maxTtlMs} ms`,
     ),
   invalidCursor: () => new TaskError("invalid_cursor", "Invalid or expired cursor"),
+  leaseLost: (taskId: string) =>
+    new TaskError(
+      "lease_lost",
+      `Task ${taskId} is no longer held by this run: another run superseded it, or it was requeued`,
+    ),
   storeUnavailable: (detail: string, cause?: unknown) =>
     new TaskError("store_unavailable", `The task store is unavailable: ${detail}`, { cause }),
 } as const;

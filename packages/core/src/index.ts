@@ -31,16 +31,13 @@ export {
   sameOwner,
 } from "./owner.js";
 export { isRpcError, RpcError, type RpcOutcome, toOutcome } from "./rpc.js";
+export { RunStoppedError, TaskCancelledError, toJsonRpcError } from "./run.js";
+export type { RunWriter } from "./run-writer.js";
 export {
+  type RunnerStats,
   type StartTaskInput,
-  TaskCancelledError,
-  type TaskContext,
-  type TaskHandler,
-  type TaskProgress,
-  type TaskProgressListener,
   TaskRunner,
   type TaskRunnerOptions,
-  toJsonRpcError,
 } from "./runner.js";
 export {
   type CreateTaskInput,
@@ -49,6 +46,8 @@ export {
   type TaskServiceOptions,
 } from "./service.js";
 export type {
+  ClaimOptions,
+  OrphanSweep,
   TaskChange,
   TaskChangeKind,
   TaskChangeListener,
@@ -57,11 +56,15 @@ export type {
   Unsubscribe,
 } from "./store.js";
 export {
+  DEFAULT_EXECUTION_POLICY,
+  type ExecutionPolicy,
+  type Fence,
   type InputRequest,
   type InputResponse,
   type JsonRpcErrorObject,
   TASK_STATUSES,
   type TaskEra,
+  type TaskExecution,
   type TaskLease,
   type TaskOutcome,
   type TaskRecord,
@@ -69,12 +72,20 @@ export {
   type TaskStatus,
   type TtlAnchor,
 } from "./task.js";
+export type {
+  TaskContext,
+  TaskHandler,
+  TaskProgress,
+  TaskProgressListener,
+} from "./task-context.js";
 export {
+  executionPolicyOf,
   type Preflight,
   type PreflightOutcome,
   TASK_MODES,
   type TaskMode,
   type ToolDefinition,
+  type ToolExecution,
   toolRegistry,
 } from "./tool.js";
 export { DEFAULT_TTL_POLICY, type TtlPolicy } from "./ttl.js";

@@ -1,3 +1,4 @@
+import type { Fence } from "./task.js";
 /**
  * The owner of a task: who may see and change it. Each part is optional, and owners are
  * compared by exact equality of all three parts, so `alice@acme` for audience `x` is a
@@ -74,6 +75,12 @@ export interface OwnerScope {
   /** `ownerKey(owner)`, computed once per call rather than per row. */
   readonly ownerKey: string;
   readonly includeUnowned: boolean;
+  /**
+   * Set on the writes of one run of the task (status message, input request, outcome,
+   * lease): the store applies the write only while that run still holds the task, in the
+   * same statement, and refuses it with `lease_lost` otherwise.
+   */
+  readonly fence?: Fence;
 }
 
 /**

@@ -1,61 +1,49 @@
+import { availableParallelism } from "node:os";
 import { ChangeFeed } from "./change-feed.js";
 import { isTaskError } from "./errors.js";
-import { isTerminal } from "./lifecycle.js";
+import { createIdGenerator } from "./ids.js";
 import type { Owner } from "./owner.js";
+import { Run, type RunHost, RunStoppedError } from "./run.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
-import { supportsLeases, type Unsubscribe } from "./store.js";
-import type { InputRequest, InputResponse, JsonRpcErrorObject, TaskRecord } from "./task.js";
+import type { Unsubscribe } from "./store.js";
+import type { TaskRecord } from "./task.js";
+import type { TaskHandler, TaskProgress, TaskProgressListener } from "./task-context.js";
+import { executionPolicyOf, type ToolDefinition } from "./tool.js";
 
-/** What a handler sees while it runs as a task. */
-export interface TaskContext {
-  readonly taskId: string;
-  readonly owner: Owner;
-  /** Aborted when cancellation is requested (from any node) or the task ends elsewhere. */
-  readonly signal: AbortSignal;
-  /**
-   * Parks the task in `input_required` until every request is answered, and resolves with
-   * the answers by the same names. Names may repeat across calls: the runner mints fresh
-   * keys. Rejects with `signal.reason` if the task is cancelled meanwhile.
-   */
-  requireInput(
-    requests: Readonly<Record<string, InputRequest>>,
-    statusMessage?: string | null,
-  ): Promise<Record<string, InputResponse>>;
-  /** Updates the human-readable status message; a no-op once the task has ended. */
-  setStatusMessage(statusMessage: string | null): Promise<void>;
-  /**
-   * Reports progress (e.g. 30 of 100). Not stored: it reaches listeners on this node
-   * ({@link TaskRunner.onProgress}), such as the 2025-11-25 facade's `notifications/progress`.
-   * Ignored once the task has ended, and when `progress` is not a finite number.
-   */
-  reportProgress(progress: number, total?: number, message?: string): void;
-}
-
-/** One progress report of a running task. */
-export interface TaskProgress {
-  readonly taskId: string;
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
-}
-
-/** Receives progress reports. */
-export type TaskProgressListener = (report: TaskProgress) => void;
-
-/** A tool body run as a task: returns the tool result, or throws to fail the task. */
-export type TaskHandler = (
-  args: Readonly<Record<string, unknown>>,
-  ctx: TaskContext,
-) => Promise<Readonly<Record<string, unknown>>> | Readonly<Record<string, unknown>>;
-
-/** What {@link TaskRunner.start} needs. */
+/** What {@link TaskRunner.start} needs: the task to create, named by its tool. */
 export interface StartTaskInput extends CreateTaskInput {
-  readonly handler: TaskHandler;
+  /**
+   * Runs this task here instead of the registered tool of `request.toolName`. Only this
+   * node knows a closure: if the task is re-run elsewhere (its worker was lost), that node
+   * runs the registered tool. Prefer registering tools.
+   */
+  readonly handler?: TaskHandler;
+}
+
+/** What a runner has done since it started, for metrics. */
+export interface RunnerStats {
+  /** Tasks this node claimed from the queue (created-and-claimed ones not included). */
+  readonly claimed: number;
+  /** Runs started here (claimed from the queue or at creation). */
+  readonly started: number;
+  /** Runs stopped because another run took the task over (this run's lease was lost). */
+  readonly superseded: number;
+  /** Runs handed back to the queue on shutdown. */
+  readonly handedBack: number;
+  /** Handlers running now. */
+  readonly running: number;
+  /** The most handlers that ran at once. */
+  readonly peakRunning: number;
 }
 
 /** Settings of a {@link TaskRunner}. */
 export interface TaskRunnerOptions {
   readonly service: TaskService;
+  /**
+   * The tools this node runs, by name. A claimed task runs the handler registered for its
+   * `request.toolName`; the facades register theirs too ({@link TaskRunner.register}).
+   */
+  readonly tools?: readonly ToolDefinition[];
   /** Told about outcomes that could not be stored after retries; default `console.error`. */
   readonly onError?: (error: unknown, taskId: string) => void;
   /**
@@ -72,45 +60,37 @@ export interface TaskRunnerOptions {
    */
   readonly recheckMs?: number;
   /**
-   * Lease settings, used when the store implements `LeasingTaskStore`: `holder` names this
-   * node (unique per process), the lease lasts `durationMs` (default 30 s) and is renewed
-   * every `renewEveryMs` (default a third of it).
+   * This worker's lease on the tasks it runs: `holder` names it (unique per process;
+   * default a random `worker-<pid>-<id>`), the lease lasts `durationMs` (default 30 s) and
+   * is renewed every `renewEveryMs` (default a third of it). A task whose lease runs out
+   * (the node died or stalled) is re-run elsewhere or failed "Worker lost".
    */
   readonly lease?: {
-    readonly holder: string;
+    readonly holder?: string;
     readonly durationMs?: number;
     readonly renewEveryMs?: number;
   };
-}
-
-/** The error a cancelled handler's signal carries. */
-export class TaskCancelledError extends Error {
-  override readonly name = "AbortError";
-  constructor(taskId: string) {
-    super(`Task ${taskId} was cancelled`);
-  }
-}
-
-/**
- * Turns anything a handler throws into the JSON-RPC error the task fails with: the error's
- * own integer `code` (and `data`) when it has one, else -32603 Internal error.
- */
-export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
-  if (typeof thrown === "object" && thrown !== null) {
-    const { code, message, data } = thrown as { code?: unknown; message?: unknown; data?: unknown };
-    const text = typeof message === "string" && message.length > 0 ? message : "Internal error";
-    if (typeof code === "number" && Number.isInteger(code)) {
-      return data === undefined ? { code, message: text } : { code, message: text, data };
-    }
-    return { code: -32603, message: text };
-  }
-  return { code: -32603, message: typeof thrown === "string" ? thrown : "Internal error" };
+  /**
+   * Whether this node claims and runs queued tasks (needs a queue store); default true.
+   * An HTTP-only node sets `false`: it creates tasks, workers elsewhere run them.
+   */
+  readonly claim?: boolean;
+  /** Most handlers running at once on this node; default 16 per CPU core. */
+  readonly concurrency?: number;
+  /**
+   * How often to look for claimable tasks and recover orphans even without a change
+   * notification (which wakes claiming at once); default 1000 ms.
+   */
+  readonly scanIntervalMs?: number;
 }
 
 /**
- * Runs handlers as tasks, era-neutrally. Cancellation of either style reaches the handler
- * through `ctx.signal`, woken by the store's change feed, so a request that arrives on
- * another node works too:
+ * Runs tool handlers as tasks, era-neutrally. On a queue store (see `TaskQueueStore`) it is
+ * a worker: a task is created queued (or claimed at once by this node when it has room),
+ * claimed by any node with the tool, run under a renewed lease and a fence, and re-run
+ * elsewhere when its worker is lost, as its tool's policy allows. Cancellation of either
+ * style reaches the handler through `ctx.signal`, woken by the store's change feed, so a
+ * request that arrives on another node works too:
  *
  * - immediate (`TaskService.cancelNow`, the 2025-11-25 era): the task is `cancelled` before
  *   the caller hears back; whatever the handler returns later is discarded.
@@ -120,6 +100,11 @@ export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
  */
 export class TaskRunner {
   readonly service: TaskService;
+  /** This worker's name: the lease holder of the tasks it runs. */
+  readonly holder: string;
+  /** Most handlers running at once. */
+  readonly concurrency: number;
+  readonly #tools = new Map<string, ToolDefinition>();
   readonly #runs = new Map<string, Run>();
   readonly #progress = new ChangeFeed<TaskProgress>((error, report) =>
     this.#onError(error, report.taskId),
@@ -127,34 +112,107 @@ export class TaskRunner {
   readonly #onError: (error: unknown, taskId: string) => void;
   readonly #settleAttempts: number;
   readonly #settleRetryMs: number;
-  /** @internal */
-  readonly recheckMs: number;
-  /** @internal */
-  readonly lease: { holder: string; durationMs: number; renewEveryMs: number } | undefined;
+  readonly #host: RunHost;
+  readonly #leaseMs: number;
+  readonly #scanIntervalMs: number;
+  #claiming = false;
+  #unwatch: Unsubscribe | undefined;
+  #scanner: NodeJS.Timeout | undefined;
+  /** A claim pass is running; `#again` asks for one more after it. */
+  #pass: Promise<void> | null = null;
+  #again = false;
+  readonly #stats = { claimed: 0, started: 0, superseded: 0, handedBack: 0, peakRunning: 0 };
 
   constructor(options: TaskRunnerOptions) {
     this.service = options.service;
     this.#onError = options.onError ?? ((error, taskId) => console.error(`task ${taskId}:`, error));
     this.#settleAttempts = options.settleAttempts ?? 10;
     this.#settleRetryMs = options.settleRetryMs ?? 100;
-    this.recheckMs = options.recheckMs ?? 30_000;
-    if (options.lease && supportsLeases(this.service.store)) {
-      const durationMs = options.lease.durationMs ?? 30_000;
-      this.lease = {
-        holder: options.lease.holder,
-        durationMs,
-        renewEveryMs: options.lease.renewEveryMs ?? Math.max(1, Math.floor(durationMs / 3)),
-      };
+    this.holder =
+      options.lease?.holder ?? `worker-${process.pid}-${createIdGenerator()().slice(0, 8)}`;
+    this.#leaseMs = options.lease?.durationMs ?? 30_000;
+    this.concurrency = options.concurrency ?? 16 * availableParallelism();
+    this.#scanIntervalMs = options.scanIntervalMs ?? 1000;
+    if (!(Number.isSafeInteger(this.concurrency) && this.concurrency >= 1)) {
+      throw new RangeError("concurrency must be a positive integer");
     }
+    this.#host = {
+      service: this.service,
+      holder: this.holder,
+      leaseMs: this.#leaseMs,
+      renewEveryMs: options.lease?.renewEveryMs ?? Math.max(1, Math.floor(this.#leaseMs / 3)),
+      recheckMs: options.recheckMs ?? 30_000,
+      emitProgress: (report) => this.#progress.emit(report),
+      countStop: (reason) => {
+        if (reason === "superseded") this.#stats.superseded += 1;
+        else if (reason === "handed_back") this.#stats.handedBack += 1;
+      },
+      reportError: (error, taskId) => this.#onError(error, taskId),
+      storeOutcome: (taskId, write) => this.#storeOutcome(taskId, write),
+    };
+    this.register(options.tools ?? []);
+    if ((options.claim ?? true) && this.service.queues) this.#startClaiming();
   }
 
-  /** Creates the task durably, starts the handler in the background, returns the task. */
+  /**
+   * Adds tools this node can run. A name already registered must be the same definition
+   * (the facades register the tools they serve; the app may have given them already).
+   */
+  register(tools: readonly ToolDefinition[]): void {
+    for (const tool of tools) {
+      const known = this.#tools.get(tool.name);
+      if (known !== undefined && known !== tool) {
+        throw new TypeError(`Duplicate tool name: ${tool.name}`);
+      }
+      this.#tools.set(tool.name, tool);
+    }
+    if (tools.length > 0) this.#wake();
+  }
+
+  /** True while this node claims queued tasks. */
+  get claiming(): boolean {
+    return this.#claiming;
+  }
+
+  /** True when this runner holds leases on the tasks it runs (a queue store). */
+  get leasing(): boolean {
+    return this.service.queues;
+  }
+
+  /** Counters since this runner started. */
+  get stats(): RunnerStats {
+    return { ...this.#stats, running: this.#runs.size };
+  }
+
+  /** How many handlers are running on this runner. */
+  get active(): number {
+    return this.#runs.size;
+  }
+
+  /**
+   * Creates the task durably and returns it. On a queue store it is claimed by this node at
+   * once when this node claims and has room (its handler starts in the background), and is
+   * created queued otherwise, for whichever worker has room first. The execution policy is
+   * the tool's (`ToolDefinition.execution`) unless `input.execution` says otherwise.
+   */
   async start(caller: Owner, input: StartTaskInput): Promise<TaskRecord> {
-    const lease = this.lease && { holder: this.lease.holder, durationMs: this.lease.durationMs };
-    const record = await this.service.create(caller, lease ? { ...input, lease } : input);
-    const run = new Run(this, caller, record, input.handler);
-    this.#runs.set(record.taskId, run);
-    run.done = run.execute().finally(() => this.#runs.delete(record.taskId));
+    const tool = this.#tools.get(input.request.toolName);
+    const handler = input.handler ?? tool?.run;
+    const { handler: _closure, ...create } = input;
+    const execution = input.execution ?? (tool ? executionPolicyOf(tool) : undefined);
+    const queues = this.service.queues;
+    const runHere =
+      handler !== undefined && (!queues || (this.#claiming && this.#runs.size < this.concurrency));
+    if (!queues && handler === undefined) {
+      throw new TypeError(`No handler for tool ${input.request.toolName}: register the tool`);
+    }
+    const record = await this.service.create(caller, {
+      ...create,
+      ...(execution !== undefined && { execution }),
+      ...(queues && runHere && { lease: { holder: this.holder, durationMs: this.#leaseMs } }),
+      ...(queues && !runHere && create.statusMessage === undefined && { statusMessage: "Queued" }),
+    });
+    if (runHere) this.#launch(record, handler);
     return record;
   }
 
@@ -164,21 +222,6 @@ export class TaskRunner {
    */
   onProgress(listener: TaskProgressListener, taskId?: string): Unsubscribe {
     return this.#progress.watch(listener, taskId);
-  }
-
-  /** @internal */
-  emitProgress(report: TaskProgress): void {
-    this.#progress.emit(report);
-  }
-
-  /** True when this runner holds leases on the tasks it runs (a leasing store and `lease` set). */
-  get leasing(): boolean {
-    return this.lease !== undefined;
-  }
-
-  /** How many handlers are running on this runner. */
-  get active(): number {
-    return this.#runs.size;
   }
 
   /** Resolves when the handler of `taskId` (if it runs here) has finished and settled. */
@@ -193,36 +236,145 @@ export class TaskRunner {
     }
   }
 
+  /** Stops claiming queued tasks (e.g. on SIGTERM); running handlers go on. */
+  stopClaiming(): void {
+    this.#claiming = false;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    if (this.#scanner !== undefined) clearInterval(this.#scanner);
+    this.#scanner = undefined;
+  }
+
   /** Aborts every running handler's signal, e.g. on shutdown. */
   abortAll(reason?: unknown): void {
     for (const run of this.#runs.values()) run.abort(reason);
   }
 
   /**
-   * Gives up the leases of every running task (on shutdown), so that other nodes see them
-   * as orphaned at once instead of after the lease runs out.
+   * Hands every running task back to the queue (on shutdown, after the drain time): the
+   * attempt does not count, and another node claims it at once. Their handlers are
+   * aborted; whatever they return is discarded.
    */
   async releaseLeases(): Promise<void> {
-    await Promise.all([...this.#runs.values()].map((run) => run.releaseLease()));
+    await Promise.all([...this.#runs.values()].map((run) => run.handBack()));
   }
 
-  /** @internal Reports an error no caller can receive. */
-  reportError(error: unknown, taskId: string): void {
-    this.#onError(error, taskId);
+  /**
+   * Graceful shutdown: stop claiming, let running handlers finish for up to `drainMs`,
+   * then hand the rest back to the queue (queue stores) or cancel them (other stores).
+   */
+  async shutdown({ drainMs = 10_000 }: { drainMs?: number } = {}): Promise<void> {
+    this.stopClaiming();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), drainMs);
+    });
+    try {
+      if ((await Promise.race([this.drain(), timeout])) !== "timeout") return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.service.queues) {
+      // Handed back: whatever the aborted handlers still do is fenced out, so nothing
+      // waits for them (one that ignores its signal must not hold up the shutdown).
+      await this.releaseLeases();
+      return;
+    }
+    this.abortAll();
+    await this.drain();
   }
 
-  /** @internal Stores a handler's outcome, retrying while the store is unavailable. */
-  async storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void> {
+  #launch(record: TaskRecord, handler: TaskHandler): void {
+    const writer = this.service.queues
+      ? this.service.forRun(record.owner, record.taskId, {
+          holder: this.holder,
+          fencingToken: record.execution.fencingToken,
+        })
+      : this.service.forRun(record.owner, record.taskId);
+    const run = new Run(this.#host, record, handler, writer);
+    this.#runs.set(record.taskId, run);
+    this.#stats.started += 1;
+    this.#stats.peakRunning = Math.max(this.#stats.peakRunning, this.#runs.size);
+    run.done = run.execute().finally(() => {
+      this.#runs.delete(record.taskId);
+      // A slot came free: look for queued work.
+      this.#wake();
+    });
+  }
+
+  #startClaiming(): void {
+    this.#claiming = true;
+    // Woken by the change feed: a task became claimable somewhere.
+    this.#unwatch = this.service.watch((change) => {
+      if (change.kind === "queued") this.#wake();
+    });
+    this.#scanner = setInterval(() => {
+      void this.service.recoverOrphans({ limit: 100 }).then(
+        () => this.#wake(),
+        (error) => this.#onError(error, "*"),
+      );
+    }, this.#scanIntervalMs);
+    this.#scanner.unref();
+    this.#wake();
+  }
+
+  /** Runs a claim pass now, or one more after the pass in progress. */
+  #wake(): void {
+    if (!this.#claiming) return;
+    if (this.#pass !== null) {
+      this.#again = true;
+      return;
+    }
+    this.#pass = this.#claimPass().finally(() => {
+      this.#pass = null;
+      if (this.#again) {
+        this.#again = false;
+        this.#wake();
+      }
+    });
+  }
+
+  async #claimPass(): Promise<void> {
+    for (;;) {
+      const room = this.concurrency - this.#runs.size;
+      if (!this.#claiming || room <= 0 || this.#tools.size === 0) return;
+      let claimed: TaskRecord[];
+      try {
+        claimed = await this.service.claim(this.holder, {
+          limit: room,
+          leaseMs: this.#leaseMs,
+          toolNames: [...this.#tools.keys()],
+        });
+      } catch (error) {
+        if (!isTaskError(error, "store_unavailable")) this.#onError(error, "*");
+        return;
+      }
+      this.#stats.claimed += claimed.length;
+      for (const record of claimed) {
+        const tool = this.#tools.get(record.request.toolName);
+        if (tool === undefined) continue; // filtered by name: cannot happen
+        this.#launch(record, tool.run);
+      }
+      if (claimed.length < room) return;
+    }
+  }
+
+  /** Stores a run's outcome, retrying while the store is unavailable. */
+  async #storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void> {
     let delay = this.#settleRetryMs;
     for (let attempt = 1; ; attempt++) {
       try {
         await write();
         return;
       } catch (error) {
-        // Someone else ended the task first (an immediate cancel, or the task was removed):
-        // the late outcome is discarded, never written over a terminal state.
+        // Someone else ended the task first (an immediate cancel, or the task was removed),
+        // or another run took it over: the late outcome is discarded, never written over.
         if (isTaskError(error, "invalid_transition")) return;
         if (isTaskError(error, "not_found_or_unauthorized")) return;
+        if (isTaskError(error, "lease_lost")) {
+          this.#runs.get(taskId)?.abort(new RunStoppedError(taskId, "superseded"));
+          return;
+        }
         if (!isTaskError(error, "store_unavailable") || attempt >= this.#settleAttempts) {
           this.#onError(error, taskId);
           return;
@@ -230,256 +382,6 @@ export class TaskRunner {
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 5_000);
       }
-    }
-  }
-}
-
-class Run {
-  done: Promise<void> = Promise.resolve();
-  readonly #runner: TaskRunner;
-  readonly #caller: Owner;
-  readonly #task: TaskRecord;
-  readonly #handler: TaskHandler;
-  readonly #controller = new AbortController();
-  /** Input keys this run has used, so repeated names get fresh keys. */
-  readonly #usedKeys = new Set<string>();
-  /** Waiting `requireInput` calls, by key. */
-  readonly #waiting = new Map<string, (response: InputResponse) => void>();
-  #draining = false;
-  #drainAgain = false;
-  #leaseReleased = false;
-  /** Set once the handler has returned or thrown. */
-  #finished = false;
-
-  constructor(runner: TaskRunner, caller: Owner, task: TaskRecord, handler: TaskHandler) {
-    this.#runner = runner;
-    this.#caller = caller;
-    this.#task = task;
-    this.#handler = handler;
-  }
-
-  abort(reason?: unknown): void {
-    if (!this.#controller.signal.aborted) {
-      this.#controller.abort(reason ?? new TaskCancelledError(this.#task.taskId));
-    }
-  }
-
-  async execute(): Promise<void> {
-    const { service } = this.#runner;
-    const { taskId } = this.#task;
-    const watching = new AbortController();
-    void this.#watch(watching.signal);
-    const renewal = this.#startLeaseRenewal();
-    let result: Readonly<Record<string, unknown>> | undefined;
-    let thrown: unknown;
-    let threw = false;
-    try {
-      result = await this.#handler(this.#task.request.arguments, this.#context());
-    } catch (error) {
-      threw = true;
-      thrown = error;
-    } finally {
-      this.#finished = true;
-      watching.abort();
-      if (renewal !== undefined) clearInterval(renewal);
-    }
-    const caller = this.#caller;
-    if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
-      threw = true;
-      thrown = new Error("The tool handler returned no result object");
-    }
-    if (!threw) {
-      await this.#runner.storeOutcome(taskId, () =>
-        service.complete(caller, taskId, result as Readonly<Record<string, unknown>>),
-      );
-    } else if (this.#controller.signal.aborted) {
-      // The handler stopped on its signal: acknowledge the cancellation.
-      await this.#runner.storeOutcome(taskId, () => service.markCancelled(caller, taskId));
-    } else {
-      await this.#runner.storeOutcome(taskId, () =>
-        service.fail(caller, taskId, toJsonRpcError(thrown)),
-      );
-    }
-  }
-
-  async releaseLease(): Promise<void> {
-    const lease = this.#runner.lease;
-    const { store } = this.#runner.service;
-    if (!lease || !supportsLeases(store)) return;
-    this.#leaseReleased = true;
-    try {
-      await store.releaseLease(
-        this.#task.taskId,
-        this.#runner.service.scope(this.#caller),
-        lease.holder,
-      );
-    } catch (error) {
-      this.#runner.reportError(error, this.#task.taskId);
-    }
-  }
-
-  #startLeaseRenewal(): NodeJS.Timeout | undefined {
-    const lease = this.#runner.lease;
-    const { store } = this.#runner.service;
-    if (!lease || !supportsLeases(store)) return undefined;
-    const scope = this.#runner.service.scope(this.#caller);
-    const timer = setInterval(() => {
-      if (this.#leaseReleased) return;
-      store.renewLease(this.#task.taskId, scope, lease.holder, lease.durationMs).then(
-        (held) => {
-          // The task ended elsewhere, or another node declared this worker lost.
-          if (!held && !this.#leaseReleased) this.abort();
-        },
-        (error) => this.#runner.reportError(error, this.#task.taskId),
-      );
-    }, lease.renewEveryMs);
-    timer.unref();
-    return timer;
-  }
-
-  /**
-   * Follows the task while the handler runs: a cancel request, a terminal status set
-   * elsewhere or the task's removal aborts the handler; new answers are handed to waiting
-   * `requireInput` calls. Only those changes cost a re-read; the periodic re-read
-   * (`recheckMs`) covers notifications lost on the way.
-   */
-  async #watch(stop: AbortSignal): Promise<void> {
-    const records = this.#runner.service.follow(this.#caller, this.#task.taskId, {
-      signal: stop,
-      after: this.#task,
-      recheckMs: this.#runner.recheckMs,
-      wakeOn: (change) =>
-        change.kind === "cancel_requested" ||
-        change.kind === "input_submitted" ||
-        change.kind === "deleted" ||
-        isTerminal(change.status),
-    });
-    try {
-      for await (const task of records) {
-        if (task.cancelRequestedAt !== null || isTerminal(task.status)) this.abort();
-        else if (this.#waiting.size > 0 && Object.keys(task.inputResponses).length > 0) {
-          void this.#drainInputs();
-        }
-      }
-    } catch (error) {
-      if (stop.aborted) return;
-      if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
-      else this.#runner.reportError(error, this.#task.taskId);
-    }
-  }
-
-  #context(): TaskContext {
-    const { service } = this.#runner;
-    const caller = this.#caller;
-    const { taskId } = this.#task;
-    const signal = this.#controller.signal;
-    return {
-      taskId,
-      owner: caller,
-      signal,
-      requireInput: (requests, statusMessage) => this.#requireInput(requests, statusMessage),
-      reportProgress: (progress, total, message) => {
-        if (this.#finished || signal.aborted || !Number.isFinite(progress)) return;
-        this.#runner.emitProgress({
-          taskId,
-          progress,
-          ...(total !== undefined && Number.isFinite(total) && { total }),
-          ...(message !== undefined && { message }),
-        });
-      },
-      setStatusMessage: async (statusMessage) => {
-        try {
-          await service.setStatusMessage(caller, taskId, statusMessage);
-        } catch (error) {
-          if (!isTaskError(error, "invalid_transition")) throw error;
-        }
-      },
-    };
-  }
-
-  async #requireInput(
-    requests: Readonly<Record<string, InputRequest>>,
-    statusMessage?: string | null,
-  ): Promise<Record<string, InputResponse>> {
-    const signal = this.#controller.signal;
-    signal.throwIfAborted();
-    const names = Object.keys(requests);
-    const keyed: Record<string, InputRequest> = {};
-    const keyOf = new Map<string, string>();
-    for (const name of names) {
-      let key = name;
-      for (let n = 2; this.#usedKeys.has(key); n++) key = `${name}-${n}`;
-      this.#usedKeys.add(key);
-      keyed[key] = requests[name] as InputRequest;
-      keyOf.set(name, key);
-    }
-    const answers = new Map<string, InputResponse>();
-    const all = new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        for (const key of keyOf.values()) this.#waiting.delete(key);
-        reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      for (const key of keyOf.values()) {
-        this.#waiting.set(key, (response) => {
-          answers.set(key, response);
-          if (answers.size === keyOf.size) {
-            signal.removeEventListener("abort", onAbort);
-            resolve();
-          }
-        });
-      }
-    });
-    // A rejection before anyone awaits `all` must not surface as unhandled.
-    all.catch(() => {});
-    try {
-      await this.#runner.service.requireInput(
-        this.#caller,
-        this.#task.taskId,
-        keyed,
-        statusMessage,
-      );
-    } catch (error) {
-      for (const key of keyOf.values()) this.#waiting.delete(key);
-      throw error;
-    }
-    await all;
-    const out: Record<string, InputResponse> = {};
-    for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
-    return out;
-  }
-
-  async #drainInputs(): Promise<void> {
-    if (this.#draining) {
-      this.#drainAgain = true;
-      return;
-    }
-    this.#draining = true;
-    try {
-      do {
-        this.#drainAgain = false;
-        const { responses } = await this.#runner.service.takeInputResponses(
-          this.#caller,
-          this.#task.taskId,
-        );
-        for (const key of Object.keys(responses)) {
-          const deliver = this.#waiting.get(key);
-          if (deliver) {
-            this.#waiting.delete(key);
-            deliver(responses[key] as InputResponse);
-          }
-        }
-      } while (this.#drainAgain);
-    } catch (error) {
-      if (isTaskError(error, "not_found_or_unauthorized")) {
-        this.abort(error);
-      } else {
-        // The answers stay stored; try again shortly rather than leave the handler parked.
-        this.#runner.reportError(error, this.#task.taskId);
-        setTimeout(() => void this.#drainInputs(), 1000).unref();
-      }
-    } finally {
-      this.#draining = false;
     }
   }
 }

@@ -3,14 +3,19 @@ import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
+import { RunWriter } from "./run-writer.js";
 import {
-  supportsLeases,
+  type ClaimOptions,
+  type OrphanSweep,
+  supportsQueue,
   type TaskChangeListener,
   type TaskPage,
   type TaskStore,
   type Unsubscribe,
 } from "./store.js";
 import type {
+  ExecutionPolicy,
+  Fence,
   InputRequest,
   InputResponse,
   JsonRpcErrorObject,
@@ -53,6 +58,8 @@ export interface CreateTaskInput {
   readonly statusMessage?: string | null;
   /** The lease a worker takes with the create; see {@link NewTask.lease}. */
   readonly lease?: TaskLease;
+  /** How the task may be executed (retries, deadline); default one run, no deadline. */
+  readonly execution?: Partial<ExecutionPolicy>;
 }
 
 /** What a caller asks for when listing. */
@@ -112,6 +119,7 @@ export class TaskService {
         pollIntervalMs: this.pollIntervalMs,
         statusMessage: input.statusMessage ?? null,
         ...(input.lease !== undefined && { lease: input.lease }),
+        ...(input.execution !== undefined && { execution: input.execution }),
       },
       scope,
     );
@@ -234,9 +242,39 @@ export class TaskService {
     return this.store.cleanupExpired(options);
   }
 
-  /** Fails running tasks whose worker lost its lease; 0 for stores without leases. */
-  failOrphans(options?: { limit?: number }): Promise<number> {
-    return supportsLeases(this.store) ? this.store.failOrphans(options) : Promise.resolve(0);
+  /**
+   * Recovers running tasks whose worker lost its lease: requeued while attempts remain,
+   * else failed "Worker lost". Nothing for stores that are no task queue.
+   */
+  recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep> {
+    return supportsQueue(this.store)
+      ? this.store.recoverOrphans(options)
+      : Promise.resolve({ requeued: 0, failed: 0 });
+  }
+
+  /** True when the store is also the task queue (any node may run any task). */
+  get queues(): boolean {
+    return supportsQueue(this.store);
+  }
+
+  /**
+   * Claims queued tasks for a worker, across owners (a worker serves every owner; each
+   * claimed record names the owner it then acts as). Nothing for stores without a queue.
+   */
+  claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
+    return supportsQueue(this.store) ? this.store.claim(holder, options) : Promise.resolve([]);
+  }
+
+  /**
+   * The writes of one run of a task, acting as `caller` (the task's owner), fenced by the
+   * run's `fence` on a queue store (unfenced without one).
+   */
+  forRun(caller: Owner, taskId: string, fence?: Fence): RunWriter {
+    const scope: OwnerScope =
+      fence === undefined ? this.scope(caller) : { ...this.scope(caller), fence };
+    return new RunWriter(this.store, taskId, scope, (record) =>
+      this.#verified(scope, taskId, record),
+    );
   }
 
   /** The raw change feed (ids and statuses only; re-read through {@link get} for more). */

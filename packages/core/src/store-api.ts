@@ -16,24 +16,38 @@ export { taskErrors } from "./errors.js";
 export { type FollowSource, followTask } from "./follow.js";
 export {
   ACTIVE_STATUSES,
+  assertFence,
   assertFreshInputKeys,
   assertIntentAllowed,
   canTransition,
+  claimTask,
   completeTask,
+  executionPolicy,
   expiryOnTerminal,
   failTask,
+  HANDED_BACK_MESSAGE,
+  holdsTask,
   INTENT_FROM,
   type Intent,
+  isClaimable,
   isExpired,
+  isOrphaned,
   markTaskCancelled,
   newTaskRecord,
+  type Requeue,
+  recoverOrphan,
+  releaseTask,
+  renewTaskLease,
   requestTaskCancel,
+  requeueTask,
   requireTaskInput,
+  retryingMessage,
   setTaskStatusMessage,
   submitTaskInput,
   TRANSITIONS,
   takeTaskInputResponses,
   validateNewTask,
+  WORKER_LOST_ERROR,
 } from "./lifecycle.js";
 export {
   type OwnerScope,
@@ -43,6 +57,6 @@ export {
   scopeAllowsKey,
   UNOWNED_KEY,
 } from "./owner.js";
-export { type LeasingTaskStore, type ListQuery, supportsLeases } from "./store.js";
+export { type ListQuery, supportsQueue, type TaskQueueStore } from "./store.js";
 export type { NewTask } from "./task.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";

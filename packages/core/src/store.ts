@@ -1,6 +1,7 @@
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import type { OwnerScope } from "./owner.js";
 import type {
+  Fence,
   InputRequest,
   InputResponse,
   JsonRpcErrorObject,
@@ -26,7 +27,10 @@ export interface TaskPage {
   readonly nextCursor?: string;
 }
 
-/** What happened to a task; watchers re-read the task for the details. */
+/**
+ * What happened to a task; watchers re-read the task for the details. `queued`: it became
+ * claimable (created without a worker, requeued, handed back); `claimed`: a run took it.
+ */
 export type TaskChangeKind =
   | "created"
   | "status_changed"
@@ -35,6 +39,8 @@ export type TaskChangeKind =
   | "input_submitted"
   | "input_taken"
   | "cancel_requested"
+  | "queued"
+  | "claimed"
   | "deleted";
 
 /**
@@ -69,7 +75,11 @@ export type Unsubscribe = () => void;
  *   backend throws `store_unavailable` rather than hanging.
  */
 export interface TaskStore {
-  /** Stores a new `working` task owned by `scope.owner`. */
+  /**
+   * Stores a new `working` task owned by `scope.owner`: claimed by `task.lease.holder`
+   * when a lease is given, else queued (stores that are no {@link TaskQueueStore} ignore
+   * the lease).
+   */
   create(task: NewTask, scope: OwnerScope): Promise<TaskRecord>;
 
   /** Reads one task. */
@@ -149,40 +159,76 @@ export interface TaskStore {
   close(): Promise<void>;
 }
 
-/**
- * A store shared by several nodes, where the node running a task holds a lease it keeps
- * renewing. A running task whose lease ran out (its node died) is an orphan: any node
- * fails it with a clear "worker lost" error instead of leaving it `working` forever.
- */
-export interface LeasingTaskStore extends TaskStore {
-  /**
-   * Extends `holder`'s lease on a running task to `durationMs` from now (taking it if
-   * nobody holds it). Resolves `false` when the task has ended, vanished, or is held by
-   * another holder: the caller should stop working on it.
-   */
-  renewLease(
-    taskId: string,
-    scope: OwnerScope,
-    holder: string,
-    durationMs: number,
-  ): Promise<boolean>;
-
-  /** Gives the lease up at once (e.g. on shutdown), so the task is seen as orphaned. */
-  releaseLease(taskId: string, scope: OwnerScope, holder: string): Promise<void>;
-
-  /**
-   * Fails running tasks whose lease ran out, with a JSON-RPC error saying the worker was
-   * lost; returns how many. Safe to run from several nodes at once.
-   */
-  failOrphans(options?: { limit?: number }): Promise<number>;
+/** What a worker asks {@link TaskQueueStore.claim} for. */
+export interface ClaimOptions {
+  /** Most tasks to claim (the worker's free capacity). */
+  readonly limit: number;
+  /** How long the new runs' leases last before their holder must renew them. */
+  readonly leaseMs: number;
+  /** Only tasks of these tools (the ones this worker can run); all when absent. */
+  readonly toolNames?: readonly string[];
 }
 
-/** True when the store implements {@link LeasingTaskStore}. */
-export function supportsLeases(store: TaskStore): store is LeasingTaskStore {
-  const s = store as Partial<LeasingTaskStore>;
+/** What one {@link TaskQueueStore.recoverOrphans} pass did. */
+export interface OrphanSweep {
+  /** Orphans put back in the queue for another attempt. */
+  readonly requeued: number;
+  /** Orphans failed with "Worker lost" (no attempt left). */
+  readonly failed: number;
+}
+
+/**
+ * A store that is also the task queue, shared by every node (pg-boss style: the queue
+ * entry *is* the task row, so the two can never disagree). A running task is queued or
+ * claimed by one run (see {@link TaskExecution}); every write of a run carries its
+ * {@link Fence} in `scope.fence`, and the store refuses, in the same conditional write,
+ * the writes of a run that was superseded (`lease_lost`).
+ */
+export interface TaskQueueStore extends TaskStore {
+  /**
+   * Claims up to `limit` claimable tasks (running, queued, past their backoff), oldest
+   * first, across owners, in one atomic step: each gets the next fencing token, one more
+   * attempt, `holder` and a lease. Two workers never claim the same task. Tasks with a
+   * cancel request are claimed too: the worker acknowledges them without running.
+   */
+  claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]>;
+
+  /**
+   * Extends the lease of the run named by `scope.fence` to `leaseMs` from now. Resolves
+   * `false` when that run no longer holds the task (superseded, requeued or ended): the
+   * caller must stop working on it. Bookkeeping only: no version change, no event.
+   */
+  renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean>;
+
+  /**
+   * The run named by `scope.fence` hands the task back to the queue at once (shutdown), its
+   * attempt not counted, so another worker claims it without waiting for the lease to run
+   * out. Resolves `false` when that run no longer held it.
+   */
+  releaseLease(taskId: string, scope: OwnerScope): Promise<boolean>;
+
+  /**
+   * The run named by `scope.fence` gives up and asks for another attempt: back to the
+   * queue after the task's backoff, the attempt counted, with `statusMessage`. The caller
+   * checks that an attempt remains.
+   */
+  requeue(taskId: string, scope: OwnerScope, statusMessage: string | null): Promise<TaskRecord>;
+
+  /**
+   * Recovers running tasks whose lease ran out (their worker died or stalled): back to the
+   * queue while attempts remain, else failed "Worker lost". Safe on several nodes at once.
+   */
+  recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep>;
+}
+
+/** True when the store implements {@link TaskQueueStore}. */
+export function supportsQueue(store: TaskStore): store is TaskQueueStore {
+  const s = store as Partial<TaskQueueStore>;
   return (
+    typeof s.claim === "function" &&
     typeof s.renewLease === "function" &&
     typeof s.releaseLease === "function" &&
-    typeof s.failOrphans === "function"
+    typeof s.requeue === "function" &&
+    typeof s.recoverOrphans === "function"
   );
 }

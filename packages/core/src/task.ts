@@ -80,10 +80,68 @@ export interface TaskRecord {
   readonly inputResponses: Readonly<Record<string, InputResponse>>;
   /** Keys already answered; a key is never reused during the task's lifetime. */
   readonly answeredInputKeys: readonly string[];
+  /**
+   * Every answer the task has received, by key, kept for its lifetime: a re-run of the
+   * task (after its worker was lost) gets these at once when it asks the same questions.
+   */
+  readonly inputAnswers: Readonly<Record<string, InputResponse>>;
   /** When cancellation was first requested; the status is unchanged by the request. */
   readonly cancelRequestedAt: number | null;
+  /** How the task is executed: its retry policy and the run that holds it. */
+  readonly execution: TaskExecution;
   /** Starts at 1 and grows by one with every change. */
   readonly version: number;
+}
+
+/**
+ * How a task may be executed, fixed when it is created (from its tool's policy) so that
+ * every node applies the same rules to it.
+ */
+export interface ExecutionPolicy {
+  /** Most runs the task may get, the first included; 1 (the default) means no retry. */
+  readonly maxAttempts: number;
+  /** Wait before a retry, in ms; default 1000. */
+  readonly backoffMs: number;
+  /**
+   * Also retry a run whose handler threw; by default only a lost worker or an overstayed
+   * deadline is retried (a tool with side effects decides whether re-running is safe).
+   */
+  readonly retryOnError: boolean;
+  /** How long one run may take, in ms; `null` (the default) for no limit. */
+  readonly deadlineMs: number | null;
+}
+
+/** The default policy: one run, no deadline. */
+export const DEFAULT_EXECUTION_POLICY: ExecutionPolicy = Object.freeze({
+  maxAttempts: 1,
+  backoffMs: 1000,
+  retryOnError: false,
+  deadlineMs: null,
+});
+
+/**
+ * A task's place in the queue. A running task is either *queued* (`holder` null: any
+ * worker may claim it from `availableAt` on) or *claimed* by one run, named by its
+ * holder and fencing token: every write of that run carries both (a {@link Fence}), and
+ * the store refuses the writes of a run that has been superseded.
+ */
+export interface TaskExecution extends ExecutionPolicy {
+  /** Runs that counted so far (a run handed back on shutdown does not count). */
+  readonly attempt: number;
+  /** The worker running the task, while one is. */
+  readonly holder: string | null;
+  /** Grows by one with every claim; 0 before the first. */
+  readonly fencingToken: number;
+  /** When the holder's lease runs out (the holder renews it while it runs). */
+  readonly leaseExpiresAt: number | null;
+  /** Earliest time a queued task may be claimed (retry backoff); `null` for at once. */
+  readonly availableAt: number | null;
+}
+
+/** Identifies one run of a task: the store refuses its writes once it is superseded. */
+export interface Fence {
+  readonly holder: string;
+  readonly fencingToken: number;
 }
 
 /** What a store needs to create a task; the owner comes from the call's scope. */
@@ -96,12 +154,13 @@ export interface NewTask {
   readonly pollIntervalMs: number | null;
   readonly statusMessage?: string | null;
   /**
-   * The worker that runs the task and for how long its first lease lasts. Stores that
-   * implement {@link LeasingTaskStore} take the lease in the same write as the create, so
-   * a node dying right after creating a task cannot leave it running forever; other
-   * stores ignore it.
+   * The worker that claims the task as it is created (its first run, fencing token 1) and
+   * for how long its lease lasts. Without it the task is created queued, for any worker
+   * to claim.
    */
   readonly lease?: TaskLease;
+  /** The task's execution policy; default {@link DEFAULT_EXECUTION_POLICY}. */
+  readonly execution?: Partial<ExecutionPolicy>;
 }
 
 /** Who holds a running task's lease, and for how long from now. */

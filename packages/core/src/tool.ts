@@ -1,5 +1,5 @@
-import type { TaskHandler } from "./runner.js";
-import type { InputRequest } from "./task.js";
+import type { ExecutionPolicy, InputRequest } from "./task.js";
+import type { TaskHandler } from "./task-context.js";
 
 /**
  * A tool's single task policy, projected per era by the facades:
@@ -54,6 +54,41 @@ export interface ToolDefinition {
    * start a task whose result uses it (the MRTR-then-task composition).
    */
   readonly preflight?: Preflight;
+  /**
+   * How a run may be executed when the tool runs as a task. Default: one run and no
+   * deadline. Opt into `retry` only where re-running the tool from the start is safe.
+   */
+  readonly execution?: ToolExecution;
+}
+
+/** A tool's execution policy; see {@link ToolDefinition.execution}. */
+export interface ToolExecution {
+  readonly retry?: {
+    /** Most runs, the first included (e.g. 3: the first run and up to two retries). */
+    readonly attempts: number;
+    /** Wait before a retry; default 1000 ms. */
+    readonly backoffMs?: number;
+    /**
+     * Also retry when the handler throws; by default only a lost worker or an overstayed
+     * deadline is retried.
+     */
+    readonly onError?: boolean;
+  };
+  /** How long one run may take, in ms: past it the run is aborted and fails or is retried. */
+  readonly deadlineMs?: number;
+}
+
+/** The execution policy a tool's tasks are created with. */
+export function executionPolicyOf(
+  tool: Pick<ToolDefinition, "execution">,
+): Partial<ExecutionPolicy> {
+  const { retry, deadlineMs } = tool.execution ?? {};
+  return {
+    ...(retry !== undefined && { maxAttempts: retry.attempts }),
+    ...(retry?.backoffMs !== undefined && { backoffMs: retry.backoffMs }),
+    ...(retry?.onError !== undefined && { retryOnError: retry.onError }),
+    ...(deadlineMs !== undefined && { deadlineMs }),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
-// The contract suite over core's reference store (test/support), from source: a change to
+// The contract suites over core's reference store (test/support), from source: a change to
 // the state machine in this package fails here, before any store package is rebuilt, and
-// the suite itself is shown to pass on a plain, obviously correct implementation.
-import { describeTaskStoreContract } from "../src/testing/index.js";
+// the suites themselves are shown to pass on a plain, obviously correct implementation.
+import { describeQueueStoreContract, describeTaskStoreContract } from "../src/testing/index.js";
 import { ReferenceTaskStore } from "./support/reference-store.js";
 
 describeTaskStoreContract(
@@ -13,4 +13,9 @@ describeTaskStoreContract(
       ...(maxTasks !== undefined && { maxTasks }),
       ...(maxTasksPerOwner !== undefined && { maxTasksPerOwner }),
     }),
+);
+
+describeQueueStoreContract(
+  "ReferenceTaskStore (core's test store, from source)",
+  ({ clock }) => new ReferenceTaskStore({ clock }),
 );

@@ -10,7 +10,6 @@ import {
   type TaskStore,
   toJsonRpcError,
 } from "../src/index.js";
-import type { LeasingTaskStore, NewTask, OwnerScope } from "../src/store-api.js";
 import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice" });
@@ -428,60 +427,24 @@ describe("TaskRunner", () => {
     expect((await service.get(alice, t.taskId)).status).toBe("cancelled");
   });
 
-  describe("leases", () => {
-    class LeasingReferenceStore extends ReferenceTaskStore implements LeasingTaskStore {
-      readonly created: NewTask[] = [];
-      readonly renewals: string[] = [];
-      readonly released: string[] = [];
-      held = true;
-      override async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {
-        this.created.push(task);
-        return super.create(task, scope);
-      }
-      async renewLease(taskId: string, _scope: OwnerScope, holder: string): Promise<boolean> {
-        this.renewals.push(`${taskId}:${holder}`);
-        return this.held;
-      }
-      async releaseLease(taskId: string, _scope: OwnerScope, holder: string): Promise<void> {
-        this.released.push(`${taskId}:${holder}`);
-      }
-      async failOrphans(): Promise<number> {
-        return 0;
-      }
+  it("renews its lease while the handler runs", async () => {
+    const { service, runner } = setup({
+      lease: { holder: "node-a", durationMs: 60_000, renewEveryMs: 5 },
+    });
+    const t = await runner.start(alice, {
+      era,
+      request: { toolName: "x", arguments: {} },
+      handler: (_args, ctx) => untilAborted(ctx.signal),
+    });
+    expect(t.execution).toMatchObject({ holder: "node-a", fencingToken: 1, attempt: 1 });
+    const first = t.execution.leaseExpiresAt as number;
+    let renewed = first;
+    for (let i = 0; i < 200 && renewed <= first; i++) {
+      await sleep(5);
+      renewed = (await service.get(alice, t.taskId)).execution.leaseExpiresAt as number;
     }
-
-    it("takes the lease with the create, renews it, and releases it on request", async () => {
-      const store = new LeasingReferenceStore();
-      const { runner } = node(store, {
-        lease: { holder: "node-a", durationMs: 30, renewEveryMs: 5 },
-      });
-      const t = await runner.start(alice, {
-        era,
-        request: { toolName: "x", arguments: {} },
-        handler: (_args, ctx) => untilAborted(ctx.signal),
-      });
-      expect(store.created[0]?.lease).toEqual({ holder: "node-a", durationMs: 30 });
-      for (let i = 0; i < 200 && store.renewals.length < 2; i++) await sleep(5);
-      expect(store.renewals[0]).toBe(`${t.taskId}:node-a`);
-      await runner.releaseLeases();
-      expect(store.released).toEqual([`${t.taskId}:node-a`]);
-      runner.abortAll();
-      await runner.drain();
-    });
-
-    it("stops the handler when the lease is lost", async () => {
-      const store = new LeasingReferenceStore();
-      const { service, runner } = node(store, {
-        lease: { holder: "node-a", durationMs: 30, renewEveryMs: 5 },
-      });
-      store.held = false;
-      const t = await runner.start(alice, {
-        era,
-        request: { toolName: "x", arguments: {} },
-        handler: (_args, ctx) => untilAborted(ctx.signal),
-      });
-      await runner.settled(t.taskId);
-      expect((await service.get(alice, t.taskId)).status).toBe("cancelled");
-    });
+    expect(renewed).toBeGreaterThan(first);
+    runner.abortAll();
+    await runner.drain();
   });
 });

@@ -34,6 +34,7 @@ const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze
   already_exists: RPC_ERROR.INTERNAL_ERROR,
   store_full: RPC_ERROR.INTERNAL_ERROR,
   store_unavailable: RPC_ERROR.INTERNAL_ERROR,
+  lease_lost: RPC_ERROR.INTERNAL_ERROR,
 });
 
 /**

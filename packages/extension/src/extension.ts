@@ -45,6 +45,8 @@ export class TasksExtension {
       throw new TypeError("the runner must wrap the same TaskService");
     }
     const tools = toolRegistry(options.tools);
+    // Any node with the same tools can run a task: the runner finds them by name.
+    options.runner.register(options.tools);
     this.service = options.service;
     this.runner = options.runner;
     this.#deps = { service: options.service, runner: options.runner, tools };

@@ -31,6 +31,8 @@ export function syncTaskContext(
     taskId: "",
     owner: caller,
     signal,
+    attempt: 1,
+    worker: "",
     // This era sends no progress for tool calls answered in one response.
     reportProgress() {},
     async requireInput(requests) {

@@ -25,6 +25,7 @@ const CODE_OF: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
   store_full: SERVER_ERROR,
   already_exists: ProtocolErrorCode.InternalError,
   store_unavailable: ProtocolErrorCode.InternalError,
+  lease_lost: ProtocolErrorCode.InternalError,
 });
 
 /** The JSON-RPC code the 2025-11-25 facade uses for a core error code. */

@@ -50,6 +50,8 @@ export class LegacyTaskHandlers {
     this.service = options.service;
     this.runner = options.runner;
     this.registry = options.registry ?? new InputRegistry();
+    // Any node with the same tools can run a task: the runner finds them by name.
+    options.runner.register(options.tools);
     this.#deps = {
       service: this.service,
       runner: this.runner,

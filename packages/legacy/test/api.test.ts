@@ -1,31 +1,33 @@
+// The public surface of every entry in package.json "exports" (`.` and `./sdk-task-store`),
+// read from the built `.d.ts` (turbo builds before it tests) by scripts/api-surface.mjs: it
+// must match the text pinned in __snapshots__/<entry>.api.txt, and the entry's runtime
+// exports must be exactly the values it declares. After a deliberate API change, run
+// `npx vitest run test/api.test.ts -u` and review the snapshot diff with the change.
 import { readFile } from "node:fs/promises";
-import { describe, expect, it } from "vitest";
-import * as main from "../src/index.js";
-import * as sdkTaskStore from "../src/sdk-task-store.js";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type ApiSurface, packageEntries, readApi } from "../../../scripts/api-surface.mjs";
 
-function kinds(module: Record<string, unknown>): string[] {
-  return Object.keys(module)
-    .sort()
-    .map((name) => {
-      const value = module[name];
-      const kind =
-        typeof value === "function"
-          ? /^class\b/.test(Function.prototype.toString.call(value))
-            ? "class"
-            : "function"
-          : typeof value;
-      return `${name}: ${kind}`;
-    });
-}
+const entries = packageEntries(fileURLToPath(new URL("..", import.meta.url)));
+let api: Map<string, ApiSurface>;
+
+beforeAll(() => {
+  api = readApi(entries.map((entry) => entry.types));
+}, 120_000);
 
 describe("public API (frozen: a change here must be deliberate)", () => {
-  it("@mcp-tasks/legacy exports", () => {
-    expect(kinds(main)).toMatchSnapshot();
-  });
+  for (const entry of entries) {
+    it(`${entry.specifier}: declared surface`, async () => {
+      await expect(api.get(entry.types)!.text).toMatchFileSnapshot(
+        `./__snapshots__/${entry.name}.api.txt`,
+      );
+    });
 
-  it("@mcp-tasks/legacy/sdk-task-store exports", () => {
-    expect(kinds(sdkTaskStore)).toMatchSnapshot();
-  });
+    it(`${entry.specifier}: runtime exports are the declared values`, async () => {
+      const loaded: Record<string, unknown> = await import(pathToFileURL(entry.js).href);
+      expect(Object.keys(loaded).sort()).toEqual([...api.get(entry.types)!.valueNames].sort());
+    });
+  }
 
   it("the README's complete server is test/readme-server.ts, which type-checks", async () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");

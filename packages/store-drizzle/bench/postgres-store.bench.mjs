@@ -9,6 +9,11 @@
 // create is a plain INSERT returning the database-clock creation time (the caller needs it
 // back); get and complete are scoped to the owner (the contract requires it), and complete
 // is a conditional UPDATE returning the row (the caller gets the updated record back).
+//
+// Then the queue: claims per second from a pre-filled queue (one task per claim, and batches
+// of 10) next to the store's own create rate, measured alternately in the same process, as
+// the ratio claim/create: a queue whose workers claim slower than its producers create
+// falls behind. BENCH_ONLY=claim runs only that part.
 import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
 import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import postgres from "postgres";
@@ -21,8 +26,10 @@ const WARMUP_MS = 200;
 const OWNERS = 100;
 const SEED_LISTED = 20_000; // finished tasks spread over the owners, for get and list
 const SEED_WORKING = 160_000; // running tasks for the raw and store completes to finish
+const SEED_QUEUED = 150_000; // queued tasks for the claims
 const PAGE = 50;
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((w) => w.length > 0);
+const wanted = (name) => ONLY.length === 0 || ONLY.some((w) => name.startsWith(w));
 const schema = `bench_${process.pid}`;
 const T = `"${schema}"."mcp_tasks"`;
 
@@ -68,19 +75,26 @@ async function measure(inFlight, op) {
 
 async function main() {
   await migrate(sql, { schema });
-  console.log(`seeding ${SEED_LISTED + SEED_WORKING} tasks in schema ${schema} …`);
+  console.log(
+    `seeding ${SEED_LISTED + SEED_WORKING + (wanted("claim") ? SEED_QUEUED : 0)} tasks in schema ${schema} …`,
+  );
   const ownerParts = JSON.stringify(owners.map((o) => o.principalId));
   const ownerKeys = JSON.stringify(keys);
-  const seed = (n, status, prefix) =>
+  const seed = (n, status, prefix, holder) =>
     sql.unsafe(
-      `INSERT INTO ${T} (id, owner_key, owner_principal, era, status, request, result, ttl_ms, ttl_anchor, created_at, updated_at)
+      `INSERT INTO ${T} (id, owner_key, owner_principal, era, status, request, tool_name, result, ttl_ms, ttl_anchor, created_at, updated_at,
+         lease_holder, lease_expires_at, attempt, fencing_token)
        SELECT $1 || g, ($2::text::jsonb ->> (g % ${OWNERS})::int), ($3::text::jsonb ->> (g % ${OWNERS})::int), '2026-07-28', $4,
-         $5::text::jsonb, NULL, 3600000, 'creation', now(), now()
-       FROM generate_series(1, $6::int) AS g`,
-      [prefix, ownerKeys, ownerParts, status, JSON.stringify(REQUEST), n],
+         $5::text::jsonb, $6::text, NULL, 3600000, 'creation', now(), now(),
+         $8::text, CASE WHEN $8::text IS NULL THEN NULL ELSE now() + interval '1 day' END,
+         CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END, CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END
+       FROM generate_series(1, $7::int) AS g`,
+      [prefix, ownerKeys, ownerParts, status, JSON.stringify(REQUEST), REQUEST.toolName, n, holder],
     );
-  await seed(SEED_LISTED, "working", "l-");
-  await seed(SEED_WORKING, "working", "w-");
+  // Running tasks held by a (seeded) worker, and a queue of tasks nobody holds yet.
+  await seed(SEED_LISTED, "working", "l-", "seed-worker");
+  await seed(SEED_WORKING, "working", "w-", "seed-worker");
+  if (wanted("claim")) await seed(SEED_QUEUED, "working", "q-", null);
   await sql.unsafe(`VACUUM ANALYZE ${T}`);
   const working = Array.from({ length: SEED_WORKING }, (_, i) => `w-${i + 1}`);
   let nextWorking = 0;
@@ -108,8 +122,8 @@ async function main() {
       name: "create",
       raw: () => {
         const o = pick(OWNERS);
-        return sql`INSERT INTO ${sql(schema)}.mcp_tasks (id, owner_key, owner_principal, era, status, request, ttl_ms, ttl_anchor, created_at, updated_at)
-          VALUES (${ids()}, ${keys[o]}, ${owners[o].principalId}, '2026-07-28', 'working', ${requestJson}::text::jsonb, 3600000, 'creation', now(), now())
+        return sql`INSERT INTO ${sql(schema)}.mcp_tasks (id, owner_key, owner_principal, era, status, request, tool_name, ttl_ms, ttl_anchor, created_at, updated_at)
+          VALUES (${ids()}, ${keys[o]}, ${owners[o].principalId}, '2026-07-28', 'working', ${requestJson}::text::jsonb, ${REQUEST.toolName}, 3600000, 'creation', now(), now())
           RETURNING created_at`;
       },
       store: () =>
@@ -165,7 +179,7 @@ async function main() {
 
   const rows = [];
   for (const c of cases) {
-    if (ONLY.length > 0 && !ONLY.some((w) => c.name.startsWith(w))) continue;
+    if (!wanted(c.name)) continue;
     for (const inFlight of [1, 16]) {
       // Alternate raw and store in short rounds, so load drifting on the machine during the
       // run hits both sides alike.
@@ -188,7 +202,63 @@ async function main() {
       `| ${r.name} | ${r.inFlight} | ${Math.round(r.raw).toLocaleString("en-US")} | ${Math.round(r.ours).toLocaleString("en-US")} | ${r.ratio.toFixed(2)} |`,
     );
   }
+  if (wanted("claim")) await claimBench(store);
   await store.close();
+}
+
+/**
+ * Claims from the pre-filled queue against the store's create rate (queued creates, the
+ * producer side), alternated in short rounds like the cases above. A claim of `batch` tasks
+ * counts as `batch` claimed tasks.
+ */
+async function claimBench(store) {
+  const lease = { leaseMs: 60_000 };
+  const create = () =>
+    store.create(
+      {
+        taskId: ids(),
+        era: "2026-07-28",
+        request: REQUEST,
+        ttlMs: 3_600_000,
+        ttlAnchor: "creation",
+        pollIntervalMs: null,
+      },
+      closedScopes[pick(OWNERS)],
+    );
+  let claimedTotal = 0;
+  const claim = (batch) => async () => {
+    const got = await store.claim(`bench-${pick(16)}`, { limit: batch, ...lease });
+    if (got.length < batch) throw new Error("bench ran out of queued tasks");
+    claimedTotal += got.length;
+  };
+  const rows = [];
+  for (const [batch, inFlight] of [
+    [1, 1],
+    [1, 16],
+    [10, 16],
+  ]) {
+    let creates = 0;
+    let claims = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      creates += (await measure(inFlight, create)) / ROUNDS;
+      claims += ((await measure(inFlight, claim(batch))) * batch) / ROUNDS;
+    }
+    rows.push({ batch, inFlight, creates, claims, ratio: claims / creates });
+    console.log(
+      `claim (${batch} per call)`.padEnd(28) +
+        ` ${String(inFlight).padStart(2)} in flight: create ${Math.round(creates).toLocaleString("en-US").padStart(7)} tasks/s, claim ${Math.round(claims).toLocaleString("en-US").padStart(7)} tasks/s, ratio ${(claims / creates).toFixed(2)}`,
+    );
+  }
+  console.log(
+    "\n| Claim | In flight | Store create (tasks/s) | Store claim (tasks/s) | Claim / create |",
+  );
+  console.log("|---|---:|---:|---:|---:|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.batch} per call | ${r.inFlight} | ${Math.round(r.creates).toLocaleString("en-US")} | ${Math.round(r.claims).toLocaleString("en-US")} | ${r.ratio.toFixed(2)} |`,
+    );
+  }
+  console.log(`(${claimedTotal.toLocaleString("en-US")} tasks claimed in all)`);
 }
 
 try {

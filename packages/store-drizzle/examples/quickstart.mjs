@@ -12,18 +12,27 @@ if (url) {
   store = await createPGliteTaskStore({ dataDir: "./.mcp-tasks/pglite", migrate: true });
 }
 
+// A registered tool: every node that has it can run its tasks, and re-run them elsewhere.
+const add = {
+  name: "add",
+  inputSchema: { type: "object" },
+  taskMode: "always",
+  execution: { retry: { attempts: 3 } }, // up to two more runs if a worker is lost
+  run: async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }),
+};
+
 const service = new TaskService({ store });
-const runner = new TaskRunner({ service, lease: { holder: `node-${process.pid}` } });
+const runner = new TaskRunner({ service, tools: [add] }); // a worker: claims queued tasks
 const stopJanitor = startJanitor(service, { intervalMs: 60_000 }); // expiry + orphans
 
 const alice = owner({ principalId: "alice", tenantId: "acme" });
 const task = await runner.start(alice, {
   era: "2026-07-28",
   request: { toolName: "add", arguments: { a: 2, b: 3 } },
-  handler: async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }),
 });
 const done = await service.waitFor(alice, task.taskId, (t) => t.status === "completed");
 console.log(done.status, JSON.stringify(done.outcome));
 
+await runner.shutdown(); // stop claiming; unfinished tasks go back to the queue
 await stopJanitor();
 await store.close();

@@ -22,5 +22,4 @@ export {
   DrizzleTaskStore,
   type DrizzleTaskStoreOptions,
   MAX_TTL_MS,
-  WORKER_LOST_ERROR,
 } from "./store.js";

@@ -50,7 +50,19 @@ export function toRecord(row: Row): TaskRecord {
     inputRequests: json<Record<string, InputRequest>>(row.input_requests, EMPTY),
     inputResponses: json<Record<string, InputResponse>>(row.input_responses, EMPTY),
     answeredInputKeys: json<string[]>(row.answered_input_keys, []),
+    inputAnswers: json<Record<string, InputResponse>>(row.input_answers, EMPTY),
     cancelRequestedAt: num(row.cancel_requested_at),
+    execution: {
+      maxAttempts: num(row.max_attempts)!,
+      backoffMs: num(row.backoff_ms)!,
+      retryOnError: row.retry_on_error === true,
+      deadlineMs: num(row.deadline_ms),
+      attempt: num(row.attempt)!,
+      holder: (row.lease_holder as string | null) ?? null,
+      fencingToken: num(row.fencing_token)!,
+      leaseExpiresAt: num(row.lease_expires_at),
+      availableAt: num(row.available_at),
+    },
     version: num(row.version)!,
   };
 }

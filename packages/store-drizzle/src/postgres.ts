@@ -59,6 +59,10 @@ export async function createPostgresTaskStore(
     sql = postgres(options.url, {
       max: options.poolSize ?? 16,
       prepare: true,
+      // The statements return no native arrays, and the type lookup postgres.js runs on
+      // every new connection rejects unhandled when a listener reconnects to a database
+      // that is still down.
+      fetch_types: false,
       connect_timeout: connectTimeout,
       onnotice: () => {},
       connection: {
@@ -70,6 +74,7 @@ export async function createPostgresTaskStore(
     notifySql = postgres(options.url, {
       max: 1,
       prepare: true,
+      fetch_types: false,
       connect_timeout: connectTimeout,
       onnotice: () => {},
       connection: {

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -37,11 +38,15 @@ export const tasks = pgTable(
     status: text("status").notNull(),
     statusMessage: text("status_message"),
     request: jsonb("request").notNull(),
+    /** `request.toolName`, as a column so that a worker can claim only the tools it runs. */
+    toolName: text("tool_name").notNull(),
     result: jsonb("result"),
     error: jsonb("error"),
     inputRequests: jsonb("input_requests").notNull().default(sql`'{}'::jsonb`),
     inputResponses: jsonb("input_responses").notNull().default(sql`'{}'::jsonb`),
     answeredInputKeys: jsonb("answered_input_keys").notNull().default(sql`'[]'::jsonb`),
+    /** Every answer received, by key, for the task's lifetime (a re-run gets them back). */
+    inputAnswers: jsonb("input_answers").notNull().default(sql`'{}'::jsonb`),
     ttlMs: bigint("ttl_ms", { mode: "number" }),
     ttlAnchor: text("ttl_anchor").notNull(),
     pollIntervalMs: bigint("poll_interval_ms", { mode: "number" }),
@@ -51,15 +56,32 @@ export const tasks = pgTable(
     expiresAt: timestamp("expires_at", ms3),
     cancelRequestedAt: timestamp("cancel_requested_at", ms3),
     version: integer("version").notNull().default(1),
-    /** The worker node holding the running task, and until when (see `renewLease`). */
+    // The queue (core's `TaskExecution`). A running task with no holder is queued: any
+    // worker may claim it from `available_at` on (NULL: at once).
+    /** The run holding the running task (`execution.holder`), and until when. */
     leaseHolder: text("lease_holder"),
     leaseExpiresAt: timestamp("lease_expires_at", ms3),
+    /** Grows by one with every claim; the holder's writes carry it (the fence). */
+    fencingToken: integer("fencing_token").notNull().default(0),
+    /** Runs that counted so far. */
+    attempt: integer("attempt").notNull().default(0),
+    /** Earliest time a queued task may be claimed (retry backoff). */
+    availableAt: timestamp("available_at", ms3),
+    // The execution policy, fixed at creation.
+    maxAttempts: integer("max_attempts").notNull().default(1),
+    backoffMs: integer("backoff_ms").notNull().default(1000),
+    retryOnError: boolean("retry_on_error").notNull().default(false),
+    deadlineMs: bigint("deadline_ms", { mode: "number" }),
   },
   (t) => [
     // Owner-scoped listing in creation order: WHERE owner_key = $1 AND seq > $2 ORDER BY seq.
     index("mcp_tasks_owner_seq_idx").on(t.ownerKey, t.seq),
     // The expiry sweep and the expired-row filter: only finished tasks with a ttl have one.
     index("mcp_tasks_expires_idx").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+    // The queue: claimable tasks (running, no holder) in creation order, for `claim`.
+    index("mcp_tasks_claim_idx")
+      .on(t.seq)
+      .where(sql`${t.leaseHolder} IS NULL AND ${t.status} IN ('working', 'input_required')`),
     // Orphan detection: running tasks whose lease ran out.
     index("mcp_tasks_lease_idx")
       .on(t.leaseExpiresAt)

@@ -8,7 +8,9 @@ import type { TaskChangeKind } from "@mcp-tasks/core";
  *
  * Parameter conventions of the by-id statements: $1 task id, $2 the scope's owner key,
  * $3 whether the scope includes unowned tasks, $4 the injected clock's time in ms or NULL
- * for the database clock. Operation-specific parameters follow from $5.
+ * for the database clock. The writes of a run (fenced statements) add $5 the fence's
+ * holder, or NULL for an unfenced write, and $6 its fencing token; their own parameters
+ * follow from $7. The other by-id statements' own parameters follow from $5.
  */
 
 /** `now` from the injected clock when given, else the database clock. */
@@ -24,49 +26,81 @@ const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 const ACTIVE = "('working', 'input_required')";
 const SCOPE = "(t.owner_key = $2 OR ($3::boolean AND t.owner_key = ''))";
 const LIVE = `(t.expires_at IS NULL OR t.expires_at > ${nowOf("$4")})`;
+/**
+ * The fence: a run's write applies only while that run (holder and fencing token) still
+ * holds the task, tested in the same statement as the rest of the condition.
+ */
+const FENCE = "($5::text IS NULL OR (t.lease_holder = $5::text AND t.fencing_token = $6::integer))";
+/** `ms` interval of a millisecond count. */
+const msInterval = (value: string) => `${value}::float8 * interval '1 millisecond'`;
 
 /** When a task ending at `n.now` may be removed (see core's `expiryOnTerminal`). */
 const EXPIRY = `CASE WHEN t.ttl_anchor = 'creation' THEN t.created_at ELSE n.now END + t.ttl_ms::float8 * interval '1 millisecond'`;
+
+/** The columns a task record is read from: its name in the row, and its expression. */
+const COLUMNS: readonly (readonly [string, (a: string) => string])[] = [
+  ["id", (a) => `${a}.id`],
+  ["status", (a) => `${a}.status`],
+  ["status_message", (a) => `${a}.status_message`],
+  ["created_at", (a) => ms(`${a}.created_at`)],
+  ["updated_at", (a) => ms(`${a}.updated_at`)],
+  ["ttl_ms", (a) => `${a}.ttl_ms::float8`],
+  ["ttl_anchor", (a) => `${a}.ttl_anchor`],
+  ["expires_at", (a) => ms(`${a}.expires_at`)],
+  ["poll_interval_ms", (a) => `${a}.poll_interval_ms::float8`],
+  ["owner_principal", (a) => `${a}.owner_principal`],
+  ["owner_tenant", (a) => `${a}.owner_tenant`],
+  ["owner_audience", (a) => `${a}.owner_audience`],
+  ["era", (a) => `${a}.era`],
+  ["request", (a) => `${a}.request`],
+  ["result", (a) => `${a}.result`],
+  ["error", (a) => `${a}.error`],
+  ["input_requests", (a) => `${a}.input_requests`],
+  ["input_responses", (a) => `${a}.input_responses`],
+  ["answered_input_keys", (a) => `${a}.answered_input_keys`],
+  ["input_answers", (a) => `${a}.input_answers`],
+  ["cancel_requested_at", (a) => ms(`${a}.cancel_requested_at`)],
+  ["max_attempts", (a) => `${a}.max_attempts`],
+  ["backoff_ms", (a) => `${a}.backoff_ms`],
+  ["retry_on_error", (a) => `${a}.retry_on_error`],
+  ["deadline_ms", (a) => `${a}.deadline_ms::float8`],
+  ["attempt", (a) => `${a}.attempt`],
+  ["lease_holder", (a) => `${a}.lease_holder`],
+  ["fencing_token", (a) => `${a}.fencing_token`],
+  ["lease_expires_at", (a) => ms(`${a}.lease_expires_at`)],
+  ["available_at", (a) => ms(`${a}.available_at`)],
+  ["version", (a) => `${a}.version`],
+];
 
 /**
  * The columns a task record is read from, in a statement where the table is aliased `a`,
  * less those named in `omit` (a statement that wrote them knows them; see {@link TERMINAL_KNOWN}).
  */
 function cols(a: string, omit: readonly string[] = []): string {
-  return [
-    `${a}.id`,
-    `${a}.status`,
-    `${a}.status_message`,
-    `${ms(`${a}.created_at`)} AS created_at`,
-    `${ms(`${a}.updated_at`)} AS updated_at`,
-    `${a}.ttl_ms::float8 AS ttl_ms`,
-    `${a}.ttl_anchor`,
-    `${ms(`${a}.expires_at`)} AS expires_at`,
-    `${a}.poll_interval_ms::float8 AS poll_interval_ms`,
-    `${a}.owner_principal`,
-    `${a}.owner_tenant`,
-    `${a}.owner_audience`,
-    `${a}.era`,
-    `${a}.request`,
-    `${a}.result`,
-    `${a}.error`,
-    `${a}.input_requests`,
-    `${a}.input_responses`,
-    `${a}.answered_input_keys`,
-    `${ms(`${a}.cancel_requested_at`)} AS cancel_requested_at`,
-    `${a}.version`,
-  ]
-    .filter((c) => !omit.includes(c.slice(a.length + 1).split(/[ ,:]/)[0]!))
+  return COLUMNS.filter(([name]) => !omit.includes(name))
+    .map(([name, expr]) => {
+      const e = expr(a);
+      return e === `${a}.${name}` ? e : `${e} AS ${name}`;
+    })
     .join(", ");
 }
 
 /**
  * The columns a terminal transition does not return: it has just written them from its own
  * parameters (or constants), so the store fills them in (`status`, `status_message`,
- * `result`, `error`, `input_requests`), which spares the database and the driver a third of
- * the row, jsonb included.
+ * `result`, `error`, `input_requests`, and the lease it ends), which spares the database and
+ * the driver a third of the row, jsonb included.
  */
-export const TERMINAL_KNOWN = ["status", "status_message", "result", "error", "input_requests"];
+export const TERMINAL_KNOWN = [
+  "status",
+  "status_message",
+  "result",
+  "error",
+  "input_requests",
+  "lease_holder",
+  "lease_expires_at",
+  "available_at",
+];
 
 /** How the statements announce changes. */
 export interface NotifySettings {
@@ -82,9 +116,20 @@ export interface Bounds {
   readonly maxTasksPerOwner: number | null;
 }
 
+/**
+ * The status message of an orphan put back in the queue: core's `retryingMessage` with
+ * placeholders that the statement replaces with the row's numbers, so the wording is core's.
+ */
+export interface RetryTemplate {
+  readonly text: string;
+  readonly nextAttempt: string;
+  readonly maxAttempts: string;
+}
+
 /** The statements for one table, bounds and notification setting. */
 export class Statements {
-  readonly create: string;
+  readonly createQueued: string;
+  readonly createClaimed: string;
   readonly get: string;
   readonly statusOf: string;
   readonly complete: string;
@@ -99,19 +144,28 @@ export class Statements {
   readonly cleanup: string;
   readonly listOwn: string;
   readonly listWithUnowned: string;
+  readonly claim: string;
+  readonly claimTools: string;
   readonly renewLease: string;
   readonly releaseLease: string;
-  readonly failOrphans: string;
+  readonly requeue: string;
+  readonly recoverOrphans: string;
 
-  constructor(table: string, notify: NotifySettings, bounds: Bounds) {
+  constructor(table: string, notify: NotifySettings, bounds: Bounds, retry: RetryTemplate) {
     const T = table;
     // The notification, as an extra column of the final SELECT (a SELECT-only CTE that the
     // query does not read would never run). pg_notify returns void: length(''::text) = 0.
-    // It may also stand in a RETURNING list, where `a` is the written row.
-    const note = (a: string, kind: TaskChangeKind) =>
+    // It may also stand in a RETURNING list, where `a` is the written row. One notification
+    // may carry several changes of the row (`kinds`), in order; a kind is a quoted literal or
+    // an expression.
+    const noteOf = (a: string, ...kinds: string[]) =>
       notify.channel === null
         ? ""
-        : `, length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', '${kind}', ${a}.status, ${a}.version, ${a}.id)::text)::text) AS _n`;
+        : `, length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', ${kinds
+            .map((k) => `${k}, ${a}.status, ${a}.version, ${a}.id`)
+            .join(", ")})::text)::text) AS _n`;
+    const note = (a: string, ...kinds: TaskChangeKind[]) =>
+      noteOf(a, ...kinds.map((k) => `'${k}'`));
     const noNote = notify.channel === null ? "" : ", NULL::integer AS _n";
 
     const boundChecks: string[] = [];
@@ -128,35 +182,46 @@ export class Statements {
     const where = boundChecks.length === 0 ? "" : `WHERE ${boundChecks.join(" AND ")}`;
 
     // $1 id, $2 owner key, $3-$5 owner parts, $6 era, $7 status message, $8 request,
-    // $9 ttl, $10 ttl anchor, $11 poll interval, $12 lease holder, $13 lease ms, $14 now.
-    // It returns only what the caller does not know: the creation time (database clock) and
-    // the version; the store builds the record from its own input.
-    this.create = `INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
+    // $9 ttl, $10 ttl anchor, $11 poll interval, $12 now, $13 tool name, $14 max attempts,
+    // $15 backoff ms, $16 retry on error, $17 deadline ms; claimed: $18 holder, $19 lease ms.
+    // It returns only what the caller does not know: the creation time (database clock), the
+    // lease deadline and the version; the store builds the record from its own input.
+    // Created queued (no holder), it is announced as created and queued, in one notification.
+    const create = (
+      claimed: boolean,
+    ) => `INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
-    lease_holder, lease_expires_at)
+    tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms,
+    attempt, fencing_token, lease_holder, lease_expires_at)
   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'working', $7::text, $8::text::jsonb,
-    $9::bigint, $10::text, $11::bigint, n.now, n.now, $12::text,
-    n.now + $13::float8 * interval '1 millisecond'
-  FROM (SELECT ${nowOf("$14")} AS now) AS n
+    $9::bigint, $10::text, $11::bigint, n.now, n.now,
+    $13::text, $14::integer, $15::integer, $16::boolean, $17::bigint,
+    ${claimed ? `1, 1, $18::text, n.now + ${msInterval("$19")}` : "0, 0, NULL, NULL"}
+  FROM (SELECT ${nowOf("$12")} AS now) AS n
   ${where}
   ON CONFLICT (id) DO NOTHING
-  RETURNING ${ms("t.created_at")} AS created_at, t.version${note("t", "created")}`;
+  RETURNING ${ms("t.created_at")} AS created_at, ${ms("t.lease_expires_at")} AS lease_expires_at, t.version${claimed ? note("t", "created") : note("t", "created", "queued")}`;
+    this.createQueued = create(false);
+    this.createClaimed = create(true);
 
     this.get = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
 
+    // A fenced write of a running task (see FENCE); its own parameters from $7.
     const update = (set: string, kind: TaskChangeKind, extraWhere = "", omit: string[] = []) =>
       `UPDATE ${T} AS t
   SET ${set}, updated_at = n.now, version = t.version + 1
   FROM (SELECT ${nowOf("$4")} AS now) AS n
-  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE}${extraWhere}
+  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE}${extraWhere}
   RETURNING ${cols("t", omit)}${note("t", kind)}`;
 
-    // Terminal transitions: $5 result, $6 error, $7 status message. The lease ends with the task.
+    // Terminal transitions: $7 result, $8 error, $9 status message. No run holds the task
+    // any more: the lease ends with it.
     const terminal = (status: string, extraSet = "") =>
       update(
-        `status = '${status}', result = $5::text::jsonb, error = $6::text::jsonb, status_message = $7::text,
-    expires_at = ${EXPIRY}, input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL${extraSet}`,
+        `status = '${status}', result = $7::text::jsonb, error = $8::text::jsonb, status_message = $9::text,
+    expires_at = ${EXPIRY}, input_requests = '{}'::jsonb,
+    lease_holder = NULL, lease_expires_at = NULL, available_at = NULL${extraSet}`,
         "status_changed",
         "",
         TERMINAL_KNOWN,
@@ -169,19 +234,19 @@ export class Statements {
       ", cancel_requested_at = coalesce(t.cancel_requested_at, n.now)",
     );
 
-    // $5 requests (an object), $6 whether to set the message, $7 the message. Keys must be new
+    // $7 requests (an object), $8 whether to set the message, $9 the message. Keys must be new
     // to the whole ledger: outstanding, received and answered keys are all refused.
     this.requireInput = update(
-      `status = 'input_required', input_requests = t.input_requests || $5::text::jsonb,
-    status_message = CASE WHEN $6::boolean THEN $7::text ELSE t.status_message END`,
+      `status = 'input_required', input_requests = t.input_requests || $7::text::jsonb,
+    status_message = CASE WHEN $8::boolean THEN $9::text ELSE t.status_message END`,
       "input_requested",
-      ` AND NOT jsonb_exists_any(t.input_requests, ARRAY(SELECT jsonb_object_keys($5::text::jsonb)))
-    AND NOT jsonb_exists_any(t.input_responses, ARRAY(SELECT jsonb_object_keys($5::text::jsonb)))
-    AND NOT jsonb_exists_any(t.answered_input_keys, ARRAY(SELECT jsonb_object_keys($5::text::jsonb)))`,
+      ` AND NOT jsonb_exists_any(t.input_requests, ARRAY(SELECT jsonb_object_keys($7::text::jsonb)))
+    AND NOT jsonb_exists_any(t.input_responses, ARRAY(SELECT jsonb_object_keys($7::text::jsonb)))
+    AND NOT jsonb_exists_any(t.answered_input_keys, ARRAY(SELECT jsonb_object_keys($7::text::jsonb)))`,
     );
 
-    // $5 the message.
-    this.setStatusMessage = update("status_message = $5::text", "status_message");
+    // $7 the message.
+    this.setStatusMessage = update("status_message = $7::text", "status_message");
 
     // Idempotent: when nothing changes, the same statement returns the task as it is.
     const orCurrent = (extraCols: string) =>
@@ -197,7 +262,8 @@ export class Statements {
 UNION ALL ${orCurrent("")}`;
 
     // $5 responses (an object), $6 their keys in the caller's order (a JSON array). The row is
-    // locked first, so the accepted keys are computed from the version being updated.
+    // locked first, so the accepted keys are computed from the version being updated. The
+    // answers are also kept for the task's lifetime (input_answers).
     this.submitInput = `WITH cur AS (
   SELECT t.id, t.input_requests FROM ${T} AS t
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} FOR UPDATE
@@ -208,24 +274,29 @@ UNION ALL ${orCurrent("")}`;
       WHERE jsonb_exists(cur.input_requests, e.k)), '[]'::jsonb) AS keys,
     cur.input_requests - ARRAY(SELECT jsonb_array_elements_text($6::text::jsonb)) AS pending
   FROM cur
+), ans AS (
+  SELECT acc.*, (SELECT jsonb_object_agg(k.value, $5::text::jsonb -> k.value)
+    FROM jsonb_array_elements_text(acc.keys) AS k) AS answers
+  FROM acc
 ), u AS (
   UPDATE ${T} AS t SET
-    status = CASE WHEN acc.pending = '{}'::jsonb THEN 'working' ELSE t.status END,
-    input_requests = acc.pending,
-    input_responses = t.input_responses ||
-      (SELECT jsonb_object_agg(k.value, $5::text::jsonb -> k.value) FROM jsonb_array_elements_text(acc.keys) AS k),
-    answered_input_keys = t.answered_input_keys || acc.keys,
+    status = CASE WHEN ans.pending = '{}'::jsonb THEN 'working' ELSE t.status END,
+    input_requests = ans.pending,
+    input_responses = t.input_responses || ans.answers,
+    input_answers = t.input_answers || ans.answers,
+    answered_input_keys = t.answered_input_keys || ans.keys,
     updated_at = n.now, version = t.version + 1
-  FROM acc, (SELECT ${nowOf("$4")} AS now) AS n
-  WHERE t.id = acc.id AND jsonb_array_length(acc.keys) > 0
-  RETURNING acc.keys AS accepted, ${cols("t")}
+  FROM ans, (SELECT ${nowOf("$4")} AS now) AS n
+  WHERE t.id = ans.id AND jsonb_array_length(ans.keys) > 0
+  RETURNING ans.keys AS accepted, ${cols("t")}
 ) SELECT true AS changed, u.*${note("u", "input_submitted")} FROM u
 UNION ALL ${orCurrent(", '[]'::jsonb AS accepted")}`;
 
-    // Draining is the worker's bookkeeping: the version moves, lastUpdatedAt does not.
+    // Fenced. Draining is the worker's bookkeeping: the version moves, lastUpdatedAt does not.
+    // When nothing is drained the task comes back as it is, and the store checks the fence.
     this.takeInput = `WITH cur AS (
   SELECT t.id, t.input_responses FROM ${T} AS t
-  WHERE t.id = $1 AND ${SCOPE} AND ${LIVE} FOR UPDATE
+  WHERE t.id = $1 AND ${SCOPE} AND ${LIVE} AND ${FENCE} FOR UPDATE
 ), u AS (
   UPDATE ${T} AS t SET input_responses = '{}'::jsonb, version = t.version + 1
   FROM cur WHERE t.id = cur.id AND cur.input_responses <> '{}'::jsonb
@@ -262,30 +333,85 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
     this.listWithUnowned = `SELECT * FROM ((${page("$1::text", " t.seq AS k,")}) UNION ALL (${page("''", " t.seq AS k,")})) AS p
   ORDER BY p.k LIMIT $5::bigint`;
 
-    // $5 holder, $6 duration in ms. Leases are bookkeeping: no version bump, no event.
-    this.renewLease = `UPDATE ${T} AS t SET lease_holder = $5::text,
-    lease_expires_at = n.now + $6::float8 * interval '1 millisecond'
-  FROM (SELECT ${nowOf("$4")} AS now) AS n
-  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE}
-    AND (t.lease_holder IS NULL OR t.lease_holder = $5::text)
-  RETURNING t.id`;
-    // Released means expired now, so any node's orphan sweep picks the task up.
-    this.releaseLease = `UPDATE ${T} AS t SET lease_holder = NULL, lease_expires_at = n.now
-  FROM (SELECT ${nowOf("$4")} AS now) AS n
-  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND t.lease_holder = $5::text`;
+    // ---------------------------------------------------------------- the queue
 
-    // $1 now, $2 batch size, $3 error, $4 message.
-    this.failOrphans = `WITH o AS (
+    // $1 holder, $2 lease ms, $3 now, $4 most tasks; claimTools: $5 tool names (a JSON array).
+    // One statement: the oldest claimable rows (running, no holder, past their backoff),
+    // from the partial claim index, locked with SKIP LOCKED so that concurrent claimers take
+    // disjoint rows, each given the next run: attempt and fencing token + 1, the holder and a
+    // lease. Across owners: the worker gets the records with their real owners.
+    const claim = (tools: boolean) => `WITH c AS (
   SELECT x.id FROM ${T} AS x
-  WHERE x.status IN ${ACTIVE} AND x.lease_expires_at IS NOT NULL AND x.lease_expires_at <= ${nowOf("$1")}
+  WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE}
+    AND (x.available_at IS NULL OR x.available_at <= ${nowOf("$3")})${
+      tools
+        ? `
+    AND x.tool_name = ANY(ARRAY(SELECT jsonb_array_elements_text($5::text::jsonb)))`
+        : ""
+    }
+  ORDER BY x.seq LIMIT $4::bigint FOR UPDATE SKIP LOCKED
+)
+UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 1,
+    lease_holder = $1::text, lease_expires_at = n.now + ${msInterval("$2")},
+    available_at = NULL, version = t.version + 1
+  FROM c, (SELECT ${nowOf("$3")} AS now) AS n
+  WHERE t.id = c.id
+  RETURNING t.seq::float8 AS seq, ${cols("t")}${note("t", "claimed")}`;
+    this.claim = claim(false);
+    this.claimTools = claim(true);
+
+    // Fenced; $7 lease ms. Bookkeeping: no version bump, no event.
+    this.renewLease = `UPDATE ${T} AS t SET lease_expires_at = n.now + ${msInterval("$7")}
+  FROM (SELECT ${nowOf("$4")} AS now) AS n
+  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE} AND t.lease_holder IS NOT NULL
+  RETURNING t.id`;
+
+    // Back to the queue (core's `requeueTask`): the task stays running (`working`), no run
+    // holds it, the questions of the abandoned run are dropped (their answers stay).
+    const toQueue = (extraSet: string) => `status = 'working', input_requests = '{}'::jsonb,
+    input_responses = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL${extraSet}`;
+
+    // Fenced; $7 status message. A stopping worker hands the task back: claimable at once,
+    // its attempt not counted.
+    this.releaseLease = `UPDATE ${T} AS t SET ${toQueue(`, available_at = NULL,
+    attempt = greatest(t.attempt - 1, 0), status_message = $7::text`)},
+    updated_at = n.now, version = t.version + 1
+  FROM (SELECT ${nowOf("$4")} AS now) AS n
+  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE} AND t.lease_holder IS NOT NULL
+  RETURNING t.id, t.status, t.version${note("t", "queued")}`;
+
+    // Fenced; $7 status message. The run gives up and asks for another attempt: claimable
+    // after the task's backoff, the attempt counted.
+    const backoff = `CASE WHEN t.backoff_ms > 0 THEN n.now + ${msInterval("t.backoff_ms")} END`;
+    this.requeue = update(
+      toQueue(`, available_at = ${backoff}, status_message = $7::text`),
+      "queued",
+    );
+
+    // $1 now, $2 batch size, $3 error, $4 its message, $5 the retry message template. Running
+    // tasks whose lease ran out, oldest deadline first, SKIP LOCKED so that concurrent
+    // sweepers take disjoint rows. While attempts remain (core's `recoverOrphan`) back to the
+    // queue after the backoff; otherwise failed "Worker lost".
+    const retrying = "t.attempt < t.max_attempts";
+    const message = `replace(replace($5::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text)`;
+    this.recoverOrphans = `WITH o AS (
+  SELECT x.id FROM ${T} AS x
+  WHERE x.status IN ${ACTIVE} AND x.lease_holder IS NOT NULL
+    AND x.lease_expires_at IS NOT NULL AND x.lease_expires_at <= ${nowOf("$1")}
   ORDER BY x.lease_expires_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED
 ), u AS (
-  UPDATE ${T} AS t SET status = 'failed', result = NULL, error = $3::text::jsonb,
-    status_message = $4::text, updated_at = n.now, expires_at = ${EXPIRY},
-    input_requests = '{}'::jsonb, version = t.version + 1, lease_holder = NULL, lease_expires_at = NULL
+  UPDATE ${T} AS t SET
+    status = CASE WHEN ${retrying} THEN 'working' ELSE 'failed' END,
+    error = CASE WHEN ${retrying} THEN t.error ELSE $3::text::jsonb END,
+    status_message = CASE WHEN ${retrying} THEN ${message} ELSE $4::text END,
+    expires_at = CASE WHEN ${retrying} THEN t.expires_at ELSE ${EXPIRY} END,
+    input_responses = CASE WHEN ${retrying} THEN '{}'::jsonb ELSE t.input_responses END,
+    available_at = CASE WHEN ${retrying} THEN ${backoff} END,
+    input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL,
+    updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf("$1")} AS now) AS n
-  WHERE t.id = o.id AND t.status IN ${ACTIVE}
+  WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL
   RETURNING t.id, t.status, t.version
-) SELECT u.*${note("u", "status_changed")} FROM u`;
+) SELECT u.*${noteOf("u", "CASE WHEN u.status = 'failed' THEN 'status_changed' ELSE 'queued' END")} FROM u`;
   }
 }

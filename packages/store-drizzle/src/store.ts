@@ -1,8 +1,10 @@
 import type {
+  ClaimOptions,
   Clock,
   InputRequest,
   InputResponse,
   JsonRpcErrorObject,
+  OrphanSweep,
   SubmitInputResult,
   TakeInputResult,
   TaskChange,
@@ -15,19 +17,23 @@ import type {
 } from "@mcp-tasks/core";
 import {
   ACTIVE_STATUSES,
+  assertFence,
   assertFreshInputKeys,
   assertIntentAllowed,
   ChangeFeed,
   decodeSequenceCursor,
   encodeCursor,
+  executionPolicy,
   type Intent,
-  type LeasingTaskStore,
   type ListQuery,
   type NewTask,
   type OwnerScope,
+  retryingMessage,
+  type TaskQueueStore,
   taskErrors,
   UNOWNED_KEY,
   validateNewTask,
+  WORKER_LOST_ERROR,
 } from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
 import type { Executor, Row } from "./executor.js";
@@ -40,7 +46,7 @@ import {
 } from "./feed.js";
 import { toRecord } from "./mapping.js";
 import { channelName, checkSchemaName, DEFAULT_SCHEMA, qualifiedTable } from "./names.js";
-import { Statements } from "./statements.js";
+import { type RetryTemplate, Statements } from "./statements.js";
 
 /** How a store announces changes to other nodes; see the README. */
 export type NotifyMode = "after-commit" | "in-transaction";
@@ -89,13 +95,27 @@ export interface StoreBackend {
 /** The longest ttl stored: expiry must stay inside PostgreSQL's timestamp range. */
 export const MAX_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 
-/** The error an orphaned task fails with. */
-export const WORKER_LOST_ERROR: JsonRpcErrorObject = Object.freeze({
-  code: -32603,
-  message: "Worker lost: the node running this task stopped renewing its lease",
-});
-
 const CLEANUP_BATCH = 500;
+
+/** The status message of a task handed back to the queue by a stopping worker. */
+const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
+
+/** Why an orphan is retried, in core's `retryingMessage`. */
+const WORKER_LOST_REASON = "the worker was lost";
+
+/** Core's retry wording with placeholders the recovery statement fills in per row. */
+const RETRY_TEMPLATE: RetryTemplate = (() => {
+  const nextAttempt = 987_654_321;
+  const maxAttempts = 123_456_789;
+  return {
+    text: retryingMessage(WORKER_LOST_REASON, nextAttempt, maxAttempts),
+    nextAttempt: String(nextAttempt),
+    maxAttempts: String(maxAttempts),
+  };
+})();
+
+/** The largest value of an `integer` column (the backoff). */
+const MAX_INT4 = 2_147_483_647;
 
 function toJson(value: unknown, what: string): string {
   try {
@@ -117,9 +137,11 @@ function positiveLimit(limit: number | undefined, fallback: number): number {
  * The PostgreSQL task store, for a PostgreSQL server (postgres.js) or an embedded PGlite,
  * from the same schema and statements. Every lifecycle operation is one conditional
  * statement and one round trip; a failed one costs one more read to say why. Implements
- * {@link LeasingTaskStore}. Open one with `createPostgresTaskStore` or `createPGliteTaskStore`.
+ * {@link TaskQueueStore}: the task table is the queue, and the writes of a run carry its
+ * fence into the same conditional statement. Open one with `createPostgresTaskStore` or
+ * `createPGliteTaskStore`.
  */
-export class DrizzleTaskStore implements LeasingTaskStore {
+export class DrizzleTaskStore implements TaskQueueStore {
   readonly schema: string;
   readonly #backend: StoreBackend;
   readonly #exec: Executor;
@@ -161,6 +183,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
       this.#table,
       { channel: inTransaction ? this.#channel : null, origin: this.#origin },
       { maxTasks: this.#maxTasks, maxTasksPerOwner: this.#maxTasksPerOwner },
+      RETRY_TEMPLATE,
     );
     this.#notifier =
       inTransaction || send === null
@@ -190,24 +213,15 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     if (task.ttlMs !== null && task.ttlMs > MAX_TTL_MS) {
       throw taskErrors.invalidTask(`ttlMs must be at most ${MAX_TTL_MS} (100 years)`);
     }
-    const lease = task.lease;
-    if (lease !== undefined) {
-      if (
-        typeof lease.holder !== "string" ||
-        lease.holder.length === 0 ||
-        lease.holder.length > 256
-      ) {
-        throw taskErrors.invalidTask(
-          "lease.holder must be a non-empty string of at most 256 characters",
-        );
-      }
-      if (!(Number.isSafeInteger(lease.durationMs) && lease.durationMs > 0)) {
-        throw taskErrors.invalidTask("lease.durationMs must be a positive integer");
-      }
+    const policy = executionPolicy(task.execution);
+    if (policy.backoffMs > MAX_INT4) {
+      throw taskErrors.invalidTask(`execution.backoffMs must be at most ${MAX_INT4}`);
     }
+    const lease = task.lease;
+    if (lease !== undefined) checkHolder(lease.holder, "lease.holder");
     const o = scope.owner;
     const request = toJson(task.request, "request");
-    const params = [
+    const params: unknown[] = [
       task.taskId,
       scope.ownerKey,
       o.principalId,
@@ -219,12 +233,17 @@ export class DrizzleTaskStore implements LeasingTaskStore {
       task.ttlMs,
       task.ttlAnchor,
       task.pollIntervalMs,
-      lease?.holder ?? null,
-      lease?.durationMs ?? null,
       this.#now(),
+      task.request.toolName,
+      policy.maxAttempts,
+      policy.backoffMs,
+      policy.retryOnError,
+      policy.deadlineMs,
     ];
+    if (lease !== undefined) params.push(lease.holder, lease.durationMs);
+    const text = lease === undefined ? this.#sql.createQueued : this.#sql.createClaimed;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const rows = await this.#run("create", this.#sql.create, params);
+      const rows = await this.#run("create", text, params);
       const row = rows[0];
       if (row !== undefined) {
         // The statement returns only the database's part; the rest is what went in.
@@ -251,10 +270,22 @@ export class DrizzleTaskStore implements LeasingTaskStore {
           inputRequests: {},
           inputResponses: {},
           answeredInputKeys: [],
+          inputAnswers: {},
           cancelRequestedAt: null,
+          execution: {
+            ...policy,
+            attempt: lease === undefined ? 0 : 1,
+            holder: lease?.holder ?? null,
+            fencingToken: lease === undefined ? 0 : 1,
+            leaseExpiresAt: lease === undefined ? null : Number(row.lease_expires_at),
+            availableAt: null,
+          },
           version: Number(row.version),
         };
-        return this.#changed(record, "created");
+        this.#changed(record, "created");
+        // Without a holder the task is in the queue, for any worker to claim.
+        if (lease === undefined) this.#changed(record, "queued");
+        return record;
       }
       // Nothing inserted: the id is taken, or a bound is reached. One read says which.
       const why = await this.#run(
@@ -446,12 +477,16 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     const rows = await this.#run(
       "takeInputResponses",
       this.#sql.takeInput,
-      this.#byId(taskId, scope),
+      this.#fenced(taskId, scope),
     );
     const row = rows[0];
     if (row === undefined) throw taskErrors.notFound(taskId);
     const task = toRecord(row);
-    if (row.changed !== true) return { task: { ...task, inputResponses: {} }, responses: {} };
+    if (row.changed !== true) {
+      // Nothing drained: nothing was there, or the fence did not hold.
+      assertFence(task, scope.fence);
+      return { task: { ...task, inputResponses: {} }, responses: {} };
+    }
     this.#changed(task, "input_taken");
     return { task, responses: row.taken as Record<string, InputResponse> };
   }
@@ -478,46 +513,82 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     return removed;
   }
 
-  // ---------------------------------------------------------------- leases
+  // ---------------------------------------------------------------- the queue
 
-  async renewLease(
-    taskId: string,
-    scope: OwnerScope,
-    holder: string,
-    durationMs: number,
-  ): Promise<boolean> {
-    if (!(Number.isSafeInteger(durationMs) && durationMs > 0)) {
-      throw taskErrors.invalidTask("lease durationMs must be a positive integer");
-    }
+  async claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
+    checkHolder(holder, "holder");
+    const leaseMs = checkLeaseMs(options.leaseMs);
+    const limit = positiveLimit(options.limit, 0);
+    const tools = options.toolNames;
+    if (limit === 0 || (tools !== undefined && tools.length === 0)) return [];
+    const params: unknown[] = [holder, leaseMs, this.#now(), limit];
+    if (tools !== undefined) params.push(JSON.stringify(tools));
+    const rows = await this.#run(
+      "claim",
+      tools === undefined ? this.#sql.claim : this.#sql.claimTools,
+      params,
+    );
+    // RETURNING gives no order: oldest first, as they were picked.
+    rows.sort((x, y) => Number(x.seq) - Number(y.seq));
+    return rows.map((row) => this.#changed(toRecord(row), "claimed"));
+  }
+
+  async renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean> {
+    requireFence(scope, "renewLease");
     const rows = await this.#run("renewLease", this.#sql.renewLease, [
-      ...this.#byId(taskId, scope),
-      holder,
-      durationMs,
+      ...this.#fenced(taskId, scope),
+      checkLeaseMs(leaseMs),
     ]);
     return rows.length > 0;
   }
 
-  async releaseLease(taskId: string, scope: OwnerScope, holder: string): Promise<void> {
-    await this.#run("releaseLease", this.#sql.releaseLease, [...this.#byId(taskId, scope), holder]);
+  async releaseLease(taskId: string, scope: OwnerScope): Promise<boolean> {
+    requireFence(scope, "releaseLease");
+    const rows = await this.#run("releaseLease", this.#sql.releaseLease, [
+      ...this.#fenced(taskId, scope),
+      RELEASED_MESSAGE,
+    ]);
+    for (const row of rows) this.#emitRow(row, "queued");
+    return rows.length > 0;
   }
 
-  async failOrphans(options: { limit?: number } = {}): Promise<number> {
+  async requeue(
+    taskId: string,
+    scope: OwnerScope,
+    statusMessage: string | null,
+  ): Promise<TaskRecord> {
+    return this.#transition("requeue", this.#sql.requeue, taskId, scope, "queued", [
+      statusMessage ?? null,
+    ]);
+  }
+
+  async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
     let left = positiveLimit(options.limit, Number.POSITIVE_INFINITY);
+    let requeued = 0;
     let failed = 0;
+    // Bounded batches, so one sweep never holds many row locks or one long transaction.
     while (left > 0) {
       const batch = Math.min(left, CLEANUP_BATCH);
-      const rows = await this.#run("failOrphans", this.#sql.failOrphans, [
+      const rows = await this.#run("recoverOrphans", this.#sql.recoverOrphans, [
         this.#now(),
         batch,
         JSON.stringify(WORKER_LOST_ERROR),
         WORKER_LOST_ERROR.message,
+        RETRY_TEMPLATE.text,
       ]);
-      for (const row of rows) this.#emitRow(row, "status_changed");
-      failed += rows.length;
+      for (const row of rows) {
+        if (row.status === "failed") {
+          failed++;
+          this.#emitRow(row, "status_changed");
+        } else {
+          requeued++;
+          this.#emitRow(row, "queued");
+        }
+      }
       left -= rows.length;
       if (rows.length < batch) break;
     }
-    return failed;
+    return { requeued, failed };
   }
 
   // ---------------------------------------------------------------- feed and life cycle
@@ -550,6 +621,19 @@ export class DrizzleTaskStore implements LeasingTaskStore {
 
   #byId(taskId: string, scope: OwnerScope): unknown[] {
     return [String(taskId), scope.ownerKey, scope.includeUnowned, this.#now()];
+  }
+
+  /** The parameters of a fenced statement: {@link #byId}'s, then the fence or NULLs. */
+  #fenced(taskId: string, scope: OwnerScope): unknown[] {
+    const fence = scope.fence;
+    return [
+      String(taskId),
+      scope.ownerKey,
+      scope.includeUnowned,
+      this.#now(),
+      fence?.holder ?? null,
+      fence?.fencingToken ?? null,
+    ];
   }
 
   async #run(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
@@ -590,7 +674,7 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     known?: () => Row,
   ): Promise<TaskRecord> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const rows = await this.#run(intent, text, [...this.#byId(taskId, scope), ...extra]);
+      const rows = await this.#run(intent, text, [...this.#fenced(taskId, scope), ...extra]);
       const row = rows[0];
       if (row !== undefined) {
         // Columns the statement wrote from its parameters do not come back; fill them in.
@@ -604,10 +688,15 @@ export class DrizzleTaskStore implements LeasingTaskStore {
     throw taskErrors.storeUnavailable(`${intent} kept racing with concurrent writers; try again`);
   }
 
-  /** Throws the error a write that matched nothing deserves, or returns the task as it is. */
+  /**
+   * Throws the error a write that matched nothing deserves, or returns the task as it is:
+   * `not_found_or_unauthorized`, else `invalid_transition`, else `lease_lost` when the write
+   * carried the fence of a run that no longer holds the task.
+   */
   async #explainMiss(taskId: string, scope: OwnerScope, intent: Intent): Promise<TaskRecord> {
     const task = await this.get(taskId, scope);
     assertIntentAllowed(task, intent);
+    assertFence(task, scope.fence);
     return task;
   }
 
@@ -661,7 +750,37 @@ function terminalKnown(
     result,
     error,
     input_requests: {},
+    // The run's lease ends with the task.
+    lease_holder: null,
+    lease_expires_at: null,
+    available_at: null,
   };
+}
+
+/** Checks a worker's name: it is stored and compared, so it must be short and non-empty. */
+function checkHolder(holder: unknown, what: string): void {
+  if (typeof holder !== "string" || holder.length === 0 || holder.length > 256) {
+    throw taskErrors.invalidTask(`${what} must be a non-empty string of at most 256 characters`);
+  }
+}
+
+function checkLeaseMs(leaseMs: number): number {
+  if (!(Number.isSafeInteger(leaseMs) && leaseMs > 0)) {
+    throw taskErrors.invalidTask("leaseMs must be a positive integer");
+  }
+  return leaseMs;
+}
+
+/** Lease calls name the run they are about: without a fence there is none. */
+function requireFence(scope: OwnerScope, operation: string): void {
+  const fence = scope.fence;
+  if (
+    fence === undefined ||
+    typeof fence.holder !== "string" ||
+    !Number.isSafeInteger(fence.fencingToken)
+  ) {
+    throw taskErrors.invalidTask(`${operation} needs the run's fence in scope.fence`);
+  }
 }
 
 /** A record with an empty input ledger, to check a batch's shape on its own. */

@@ -99,17 +99,24 @@ describe.each(["after-commit", "in-transaction"] as const)(
             ),
           ),
         );
-        for (let i = 0; i < 200 && onB.length < ids.length; i++) await sleep(25);
+        // Each create is two changes: created, then queued (no worker holds the task yet).
+        for (let i = 0; i < 200 && onB.length < 2 * ids.length; i++) await sleep(25);
         // A's own notifications travelled too; give them time to come back before counting.
         await sleep(100);
         stopA();
         stopB();
-        const created = (events: TaskChange[]) =>
-          events.filter((e) => e.kind === "created").map((e) => e.taskId);
-        expect(created(onB).sort()).toEqual([...ids].sort());
-        expect(onB).toHaveLength(ids.length);
-        expect(created(onA).sort()).toEqual([...ids].sort());
-        expect(onA).toHaveLength(ids.length);
+        const of = (kind: string, events: TaskChange[]) =>
+          events.filter((e) => e.kind === kind).map((e) => e.taskId);
+        const created = (events: TaskChange[]) => of("created", events);
+        for (const events of [onA, onB]) {
+          expect(created(events).sort()).toEqual([...ids].sort());
+          expect(of("queued", events).sort()).toEqual([...ids].sort());
+          expect(events).toHaveLength(2 * ids.length);
+          // A task's queued change never arrives before its created change.
+          const firstSeen = new Map<string, string>();
+          for (const e of events) if (!firstSeen.has(e.taskId)) firstSeen.set(e.taskId, e.kind);
+          expect([...firstSeen.values()].every((kind) => kind === "created")).toBe(true);
+        }
         // After-commit batches carry the writer's changes in the order it announced them. In
         // transaction, each notification leaves at its commit, and concurrent commits may
         // finish in another order than their statements returned.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { owner, type TaskChange } from "@mcp-tasks/core";
-import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
+import { type OwnerScope, ownerScope, retryingMessage } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createPGliteTaskStore,
@@ -115,10 +115,13 @@ describe("two OS processes on one PostgreSQL", () => {
     const reopened = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
     try {
       for (const id of created) expect((await reopened.get(id, SCOPE)).status).toBe("working");
+      // One attempt each (the default policy): the lost run was the last, so they fail.
       let failed = 0;
       const deadline = Date.now() + 15_000;
       while (failed < 3 && Date.now() < deadline) {
-        failed += await reopened.failOrphans();
+        const sweep = await reopened.recoverOrphans();
+        expect(sweep.requeued).toBe(0);
+        failed += sweep.failed;
         if (failed < 3) await sleep(200);
       }
       expect(failed).toBe(3);
@@ -130,6 +133,43 @@ describe("two OS processes on one PostgreSQL", () => {
       }
     } finally {
       await reopened.close();
+    }
+  });
+
+  it("a killed worker's tasks with attempts left are requeued, claimed here and finished; the dead run's fence is refused", async () => {
+    const prefix = `requeued-${process.pid}-${Date.now()}`;
+    const worker = child({
+      SCENARIO: "hold",
+      SCHEMA: schema,
+      LEASE_MS: "1500",
+      COUNT: "2",
+      MAX_ATTEMPTS: "2",
+      ID_PREFIX: prefix,
+    });
+    await worker.waitFor((m) => m.created === `${prefix}-1`);
+    const holder = `child-${worker.process.pid}`;
+    await worker.kill("SIGKILL");
+    const ids = [`${prefix}-0`, `${prefix}-1`];
+    let requeued = 0;
+    const deadline = Date.now() + 15_000;
+    while (requeued < 2 && Date.now() < deadline) {
+      const sweep = await a.recoverOrphans();
+      expect(sweep.failed).toBe(0);
+      requeued += sweep.requeued;
+      if (requeued < 2) await sleep(200);
+    }
+    expect(requeued).toBe(2);
+    const claimed = (await a.claim("survivor", { limit: 10, leaseMs: 60_000 })).filter((t) =>
+      ids.includes(t.taskId),
+    );
+    expect(claimed.map((t) => t.taskId).sort()).toEqual(ids);
+    for (const t of claimed) {
+      expect(t.execution).toMatchObject({ attempt: 2, fencingToken: 2, holder: "survivor" });
+      expect(t.statusMessage).toBe(retryingMessage("the worker was lost", 2, 2));
+      const dead = { ...SCOPE, fence: { holder, fencingToken: 1 } };
+      await expect(a.complete(t.taskId, dead, {})).rejects.toMatchObject({ code: "lease_lost" });
+      const run = { ...SCOPE, fence: { holder: "survivor", fencingToken: 2 } };
+      expect((await a.complete(t.taskId, run, { content: [] })).status).toBe("completed");
     }
   });
 });

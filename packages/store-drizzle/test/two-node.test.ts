@@ -149,6 +149,123 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
       }
     });
 
+    // The queue. Tasks created without a lease by the tests above are queued too, so each
+    // test below claims only a tool of its own.
+    let tools = 0;
+    const toolOfItsOwn = () => `tool-${notify}-${tools++}`;
+
+    it("200 racing claims of one task from both nodes: exactly one run gets it", async () => {
+      const toolName = toolOfItsOwn();
+      const taskId = `claim-race-${notify}-${process.pid}-${Date.now()}`;
+      const heard = new Set<string>();
+      const stop = b.watch((c) => heard.add(c.kind), taskId);
+      await a.create(newTask({ taskId, request: { toolName, arguments: {} } }), SCOPE);
+      const claims = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          (i % 2 === 0 ? a : b).claim(`w${i}`, {
+            limit: 1,
+            leaseMs: 60_000,
+            toolNames: [toolName],
+          }),
+        ),
+      );
+      const won = claims.flat();
+      expect(won).toHaveLength(1);
+      expect(won[0]!.execution).toMatchObject({ attempt: 1, fencingToken: 1 });
+      expect(won[0]!.owner).toEqual(ALICE);
+      expect(await a.get(taskId, SCOPE)).toEqual(won[0]);
+      // B hears the whole story: created and queued (from A), claimed (from whichever node).
+      for (let i = 0; i < 100 && heard.size < 3; i++) await sleep(20);
+      stop();
+      expect([...heard].sort()).toEqual(["claimed", "created", "queued"]);
+    });
+
+    it("a stale run's complete after the other node re-claimed the task is refused", async () => {
+      const toolName = toolOfItsOwn();
+      const first = await a.create(
+        newTask({
+          request: { toolName, arguments: {} },
+          lease: { holder: "node-a-run", durationMs: 1 },
+          execution: { maxAttempts: 2, backoffMs: 0 },
+        }),
+        SCOPE,
+      );
+      const runA = { ...SCOPE, fence: { holder: "node-a-run", fencingToken: 1 } };
+      await sleep(20); // A stalls: its lease runs out
+      expect(await b.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+      const [second] = await b.claim("node-b-run", {
+        limit: 1,
+        leaseMs: 60_000,
+        toolNames: [toolName],
+      });
+      expect(second!.execution).toMatchObject({
+        attempt: 2,
+        fencingToken: 2,
+        holder: "node-b-run",
+      });
+      const runB = { ...SCOPE, fence: { holder: "node-b-run", fencingToken: 2 } };
+      // A wakes up and writes as if it still held the task.
+      const fromA = { content: [{ type: "text", text: "from A" }] };
+      await expect(a.complete(first.taskId, runA, fromA)).rejects.toMatchObject({
+        code: "lease_lost",
+      });
+      expect(await a.get(first.taskId, SCOPE)).toEqual(second);
+      // And again while B finishes: refused either way (lease_lost before B's commit,
+      // invalid_transition after it: the task is finished).
+      const [stale, fresh] = await Promise.allSettled([
+        a.complete(first.taskId, runA, fromA),
+        b.complete(first.taskId, runB, { content: [{ type: "text", text: "from B" }] }),
+      ]);
+      expect(stale.status).toBe("rejected");
+      const reason = (stale as PromiseRejectedResult).reason;
+      expect(isTaskError(reason, "lease_lost") || isTaskError(reason, "invalid_transition")).toBe(
+        true,
+      );
+      expect(fresh.status).toBe("fulfilled");
+      await expect(a.setStatusMessage(first.taskId, runA, "x")).rejects.toMatchObject({
+        code: "invalid_transition",
+      });
+      expect(await a.renewLease(first.taskId, runA, 1000)).toBe(false);
+      const stored = await a.get(first.taskId, SCOPE);
+      expect(stored.outcome).toEqual({
+        kind: "result",
+        result: { content: [{ type: "text", text: "from B" }] },
+      });
+      expect(stored).toEqual((fresh as PromiseFulfilledResult<TaskRecord>).value);
+    });
+
+    it("recoverOrphans from both nodes at once recovers each orphan exactly once", async () => {
+      const toolName = toolOfItsOwn();
+      const ids: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const t = await a.create(
+          newTask({
+            request: { toolName, arguments: {} },
+            lease: { holder: `dead-${i}`, durationMs: 1 },
+            execution: { maxAttempts: i % 3 === 0 ? 1 : 2, backoffMs: 0 },
+          }),
+          SCOPE,
+        );
+        ids.push(t.taskId);
+      }
+      await sleep(20);
+      const sweeps = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? a : b).recoverOrphans({ limit: 7 })),
+      );
+      const requeued = sweeps.reduce((sum, s) => sum + s.requeued, 0);
+      const failed = sweeps.reduce((sum, s) => sum + s.failed, 0);
+      expect({ requeued, failed }).toEqual({ requeued: 40, failed: 20 });
+      for (const [i, id] of ids.entries()) {
+        const t = await b.get(id, SCOPE);
+        expect(t.version).toBe(2);
+        expect(t.status).toBe(i % 3 === 0 ? "failed" : "working");
+        expect(t.execution).toMatchObject({ attempt: 1, holder: null, fencingToken: 1 });
+      }
+      // Requeued once each: 40 claimable, no more.
+      const claimed = await b.claim("w", { limit: 100, leaseMs: 60_000, toolNames: [toolName] });
+      expect(claimed).toHaveLength(40);
+    });
+
     it("measures the cross-node wake-up latency (printed, not asserted)", async () => {
       const t = await a.create(newTask(), SCOPE);
       const fromCall: number[] = [];

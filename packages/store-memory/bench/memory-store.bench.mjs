@@ -293,3 +293,72 @@ const checks = [
 ];
 console.log(`\n### Targets at ${n.toLocaleString("en-US")} live tasks\n`);
 for (const [label, ok] of checks) console.log(`- ${ok ? "met" : "MISSED"}: ${label}`);
+
+// The queue (mcp-tasks only: the other two have none). Tasks created queued are claimed in
+// batches, renewed, completed by their run; then as many runs are lost and recovered.
+async function queueOnce(n) {
+  const store = new MemoryTaskStore({
+    maxTasks: 10_000_000,
+    maxTasksPerOwner: 10_000_000,
+    sweepIntervalMs: 0,
+  });
+  const ids = createIdGenerator();
+  const newTask = (i) => ({
+    taskId: ids(),
+    era: "2026-07-28",
+    request: i % 2 === 0 ? REQUEST : { toolName: "other", arguments: {} },
+    ttlMs: TTL_MS,
+    ttlAnchor: "creation",
+    pollIntervalMs: 1000,
+  });
+  for (let i = 0; i < n; i++) await store.create(newTask(i), scopes[i % OWNERS]);
+  const runs = [];
+  const batch = 16;
+  const claim = await timed(Math.ceil(n / batch), async () => {
+    runs.push(...(await store.claim("node-a", { limit: batch, leaseMs: 60_000 })));
+  });
+  // Claims come oldest first, so run k is the task created k-th, owned by scopes[k % OWNERS].
+  const runScopes = runs.map((t, k) => ({
+    ...scopes[k % OWNERS],
+    fence: { holder: t.execution.holder, fencingToken: t.execution.fencingToken },
+  }));
+  const renew = await timed(runs.length, (k) =>
+    store.renewLease(runs[k].taskId, runScopes[k], 60_000),
+  );
+  const complete = await timed(runs.length, (k) =>
+    store.complete(runs[k].taskId, runScopes[k], RESULT),
+  );
+  // As many again, each claimed with a lease that runs out: one sweep recovers them all.
+  for (let i = 0; i < n; i++) await store.create(newTask(i), scopes[i % OWNERS]);
+  while ((await store.claim("node-b", { limit: 1000, leaseMs: 1 })).length > 0);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const start = process.hrtime.bigint();
+  const sweep = await store.recoverOrphans();
+  const recoverMs = Number(process.hrtime.bigint() - start) / 1e6;
+  // An idle worker's claim for a tool with nothing queued, over a backlog of n tasks.
+  const idle = await timedFor(PAGE_SLICE_MS, PAGE_MAX_CALLS, () =>
+    store.claim("node-c", { limit: 16, leaseMs: 1000, toolNames: ["nothing-queued"] }),
+  );
+  await store.close();
+  return {
+    claim: { opsPerSec: (claim.opsPerSec * runs.length) / Math.ceil(n / batch) },
+    renew,
+    complete,
+    recoverPerOrphanMs: recoverMs / (sweep.failed + sweep.requeued),
+    idle,
+  };
+}
+
+console.log("\n### Queue (mcp-tasks only)\n");
+console.log(
+  "| live tasks | claim (batches of 16) | renew lease | complete by the run | recover an orphan | idle claim |",
+);
+console.log("|---:|---:|---:|---:|---:|---:|");
+for (const n of SIZES) {
+  const list = [];
+  for (let r = 0; r < REPEATS; r++) list.push(await queueOnce(n));
+  const m = (f) => median(list.map(f));
+  console.log(
+    `| ${n.toLocaleString("en-US")} | ${fmtOps(m((x) => x.claim.opsPerSec))} | ${fmtOps(m((x) => x.renew.opsPerSec))} | ${fmtOps(m((x) => x.complete.opsPerSec))} | ${fmtMs(m((x) => x.recoverPerOrphanMs))} | ${fmtMs(m((x) => x.idle.msPerOp))} |`,
+  );
+}

@@ -1,8 +1,11 @@
 import {
+  type ClaimOptions,
   type Clock,
   type InputRequest,
   type InputResponse,
+  isTerminal,
   type JsonRpcErrorObject,
+  type OrphanSweep,
   type SubmitInputResult,
   startJanitor,
   systemClock,
@@ -13,30 +16,43 @@ import {
   type TaskPage,
   type TaskRecord,
   type TaskStatus,
-  type TaskStore,
   type Unsubscribe,
 } from "@mcp-tasks/core";
 import {
+  assertFence,
+  assertIntentAllowed,
   ChangeFeed,
+  claimTask,
   completeTask,
   decodeSequenceCursor,
   encodeCursor,
   failTask,
+  type Intent,
+  isClaimable,
+  isOrphaned,
   type ListQuery,
   markTaskCancelled,
   type NewTask,
   newTaskRecord,
   type OwnerScope,
+  recoverOrphan,
+  renewTaskLease,
   requestTaskCancel,
+  requeueTask,
   requireTaskInput,
   scopeAllowsKey,
   setTaskStatusMessage,
   submitTaskInput,
+  type TaskQueueStore,
   takeTaskInputResponses,
   taskErrors,
   UNOWNED_KEY,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
+import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
+
+/** The status message of a task its stopping worker handed back (`releaseLease`). */
+const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** Settings of a {@link MemoryTaskStore}. */
 export interface MemoryTaskStoreOptions {
@@ -49,8 +65,9 @@ export interface MemoryTaskStoreOptions {
   /** Largest page `list` returns; default 100. */
   readonly maxPageSize?: number;
   /**
-   * How often a background sweep removes expired tasks; default 60 000 ms, 0 for never
-   * (expired tasks are invisible either way). The timer never keeps the process alive.
+   * How often a background sweep removes expired tasks and recovers orphaned ones (see
+   * `recoverOrphans`); default 60 000 ms, 0 for never (expired tasks are invisible either
+   * way). The timer never keeps the process alive.
    */
   readonly sweepIntervalMs?: number;
 }
@@ -61,6 +78,10 @@ class Slot {
   readonly seq: number;
   readonly ownerKey: string;
   deleted = false;
+  /** Its place in the queue while it is queued (running, no holder). */
+  queueMark: QueueMark<Slot> | null = null;
+  /** Its place among the lease deadlines while it is held; the key may lag a renewal. */
+  leaseEntry: HeapEntry<Slot> | null = null;
 
   constructor(record: TaskRecord, seq: number, key: string) {
     this.record = record;
@@ -96,10 +117,13 @@ class OwnerList {
 /**
  * An in-process, bounded task store in the spirit of an ETS table: `get` is a hash lookup,
  * listing one owner's tasks costs O(page) through a per-owner index, and expiry costs
- * O(expired) through a min-heap, with no timer per task. Every operation runs to completion
- * without yielding, so each is atomic. Passes `describeTaskStoreContract`.
+ * O(expired) through a min-heap, with no timer per task. It is also the task queue of the
+ * process's workers: `claim` costs O(claimed · log n) through per-tool queues in creation
+ * order (see `ToolQueue`), `recoverOrphans` O(orphans · log n) through a heap of lease
+ * deadlines. Every operation runs to completion without yielding, so each is atomic.
+ * Passes `describeTaskStoreContract` and `describeQueueStoreContract`.
  */
-export class MemoryTaskStore implements TaskStore {
+export class MemoryTaskStore implements TaskQueueStore {
   readonly #clock: Clock;
   readonly #maxTasks: number;
   readonly #maxTasksPerOwner: number;
@@ -107,6 +131,12 @@ export class MemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, Slot>();
   readonly #owners = new Map<string, OwnerList>();
   readonly #expiry = new MinHeap<Slot>();
+  /** Queued tasks claimable now, per tool, in creation order. */
+  readonly #ready = new Map<string, ToolQueue<Slot>>();
+  /** Queued tasks waiting out a backoff, keyed by `availableAt`. */
+  readonly #delayed = new LazyHeap<Slot>();
+  /** Held tasks keyed by lease deadline; a key may be earlier than a renewed deadline. */
+  readonly #leases = new LazyHeap<Slot>();
   readonly #feed = new ChangeFeed();
   readonly #pending: TaskChange[] = [];
   readonly #stopSweeper: (() => Promise<void>) | undefined;
@@ -157,7 +187,9 @@ export class MemoryTaskStore implements TaskStore {
     }
     list.slots.push(slot);
     list.live++;
+    this.#track(slot, null);
     this.#changed(record, "created");
+    if (record.execution.holder === null) this.#changed(record, "queued");
     return record;
   }
 
@@ -207,7 +239,7 @@ export class MemoryTaskStore implements TaskStore {
     result: Readonly<Record<string, unknown>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope, "complete");
     return this.#finish(slot, completeTask(slot.record, this.#clock.now(), result, statusMessage));
   }
 
@@ -217,7 +249,7 @@ export class MemoryTaskStore implements TaskStore {
     error: JsonRpcErrorObject,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope, "fail");
     return this.#finish(slot, failTask(slot.record, this.#clock.now(), error, statusMessage));
   }
 
@@ -226,7 +258,7 @@ export class MemoryTaskStore implements TaskStore {
     scope: OwnerScope,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope, "markCancelled");
     return this.#finish(slot, markTaskCancelled(slot.record, this.#clock.now(), statusMessage));
   }
 
@@ -236,7 +268,7 @@ export class MemoryTaskStore implements TaskStore {
     requests: Readonly<Record<string, InputRequest>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope, "requireInput");
     const next = requireTaskInput(slot.record, this.#clock.now(), requests, statusMessage);
     return this.#replace(slot, next, "input_requested");
   }
@@ -246,7 +278,7 @@ export class MemoryTaskStore implements TaskStore {
     scope: OwnerScope,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope, "setStatusMessage");
     const next = setTaskStatusMessage(slot.record, this.#clock.now(), statusMessage);
     return this.#replace(slot, next, "status_message");
   }
@@ -269,7 +301,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async takeInputResponses(taskId: string, scope: OwnerScope): Promise<TakeInputResult> {
-    const slot = this.#find(taskId, scope);
+    const slot = this.#fenced(taskId, scope);
     const result = takeTaskInputResponses(slot.record);
     if (result.task !== slot.record) this.#replace(slot, result.task, "input_taken");
     return result;
@@ -284,6 +316,114 @@ export class MemoryTaskStore implements TaskStore {
   async cleanupExpired(options: { limit?: number } = {}): Promise<number> {
     if (this.#closed) return 0;
     return this.#sweep(options.limit ?? Number.POSITIVE_INFINITY);
+  }
+
+  async claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
+    this.#open();
+    validateHolder(holder);
+    validateLeaseMs(options.leaseMs);
+    const limit = options.limit >= 1 ? Math.floor(options.limit) : 0;
+    const now = this.#clock.now();
+    this.#promoteDue(now);
+    const claimed: TaskRecord[] = [];
+    if (limit === 0) return claimed;
+    const queues: ToolQueue<Slot>[] = [];
+    const tools = options.toolNames === undefined ? this.#ready.keys() : new Set(options.toolNames);
+    for (const tool of tools) {
+      const queue = this.#ready.get(tool);
+      if (queue !== undefined) queues.push(queue);
+    }
+    while (claimed.length < limit) {
+      // The oldest queued task among the wanted tools: a k-way merge by creation sequence.
+      let best: ToolQueue<Slot> | undefined;
+      let bestSeq = Number.POSITIVE_INFINITY;
+      for (const queue of queues) {
+        const seq = queue.peekSeq();
+        if (seq !== undefined && seq < bestSeq) {
+          best = queue;
+          bestSeq = seq;
+        }
+      }
+      if (best === undefined) break;
+      const slot = best.pop()!;
+      const toolName = slot.record.request.toolName;
+      if (best.empty) this.#ready.delete(toolName);
+      if (!isClaimable(slot.record, now)) {
+        // Only when the clock went back past its backoff: it waits again.
+        this.#enqueue(slot, false);
+        continue;
+      }
+      const next = claimTask(slot.record, holder, options.leaseMs, now);
+      claimed.push(this.#replace(slot, next, "claimed"));
+    }
+    return claimed;
+  }
+
+  async renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean> {
+    validateLeaseMs(leaseMs);
+    const slot = this.#heldBy(taskId, scope);
+    if (slot === null) return false;
+    // Bookkeeping: no version change and no event. The lease heap keeps its earlier key
+    // and is corrected when that key comes up, so a renewal costs O(1).
+    slot.record = renewTaskLease(slot.record, leaseMs, this.#clock.now());
+    this.#trackLease(slot, true);
+    return true;
+  }
+
+  async releaseLease(taskId: string, scope: OwnerScope): Promise<boolean> {
+    const slot = this.#heldBy(taskId, scope);
+    if (slot === null) return false;
+    const next = requeueTask(slot.record, this.#clock.now(), {
+      countAttempt: false,
+      backoffMs: 0,
+      statusMessage: RELEASED_MESSAGE,
+    });
+    this.#replace(slot, next, "queued");
+    return true;
+  }
+
+  async requeue(
+    taskId: string,
+    scope: OwnerScope,
+    statusMessage: string | null,
+  ): Promise<TaskRecord> {
+    const slot = this.#fenced(taskId, scope, "requeue");
+    const next = requeueTask(slot.record, this.#clock.now(), {
+      countAttempt: true,
+      backoffMs: slot.record.execution.backoffMs,
+      statusMessage,
+    });
+    return this.#replace(slot, next, "queued");
+  }
+
+  async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
+    let requeued = 0;
+    let failed = 0;
+    if (this.#closed) return { requeued, failed };
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const now = this.#clock.now();
+    while (requeued + failed < limit) {
+      const key = this.#leases.peekKey();
+      if (key === undefined || key > now) break;
+      const entry = this.#leases.pop()!;
+      const slot = entry.item;
+      const record = slot.record;
+      if (!isOrphaned(record, now)) {
+        // Renewed since the entry was pushed: it comes up again at the new deadline.
+        this.#leases.push(record.execution.leaseExpiresAt!, entry);
+        continue;
+      }
+      slot.leaseEntry = null;
+      const next = recoverOrphan(record, now);
+      if (next.status === "failed") {
+        this.#finish(slot, next);
+        failed++;
+      } else {
+        this.#replace(slot, next, "queued");
+        requeued++;
+      }
+    }
+    return { requeued, failed };
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
@@ -314,22 +454,142 @@ export class MemoryTaskStore implements TaskStore {
     return slot;
   }
 
+  /**
+   * A task inside the scope that `intent` may start from (else `invalid_transition`) and,
+   * when the scope carries a fence, held by the run it names (else `lease_lost`).
+   */
+  #fenced(taskId: string, scope: OwnerScope, intent?: Intent): Slot {
+    const slot = this.#find(taskId, scope);
+    if (intent !== undefined) assertIntentAllowed(slot.record, intent);
+    assertFence(slot.record, scope.fence);
+    return slot;
+  }
+
+  /** The task when the run named by `scope.fence` holds it; `null` otherwise. */
+  #heldBy(taskId: string, scope: OwnerScope): Slot | null {
+    this.#open();
+    const fence = scope.fence;
+    if (fence === undefined) return null;
+    const slot = this.#tasks.get(taskId);
+    if (slot === undefined || !scopeAllowsKey(scope, slot.ownerKey)) return null;
+    const { status, execution } = slot.record;
+    const held = execution.holder === fence.holder && execution.fencingToken === fence.fencingToken;
+    return held && !isTerminal(status) ? slot : null;
+  }
+
   #replace(slot: Slot, next: TaskRecord, kind: TaskChangeKind): TaskRecord {
+    const prev = slot.record;
     slot.record = next;
+    this.#track(slot, prev);
     this.#changed(next, kind);
     return next;
   }
 
   #finish(slot: Slot, next: TaskRecord): TaskRecord {
+    const prev = slot.record;
     slot.record = next;
+    this.#track(slot, prev);
     if (next.expiresAt !== null) this.#expiry.push(next.expiresAt, slot);
     this.#changed(next, "status_changed");
     return next;
   }
 
+  /**
+   * Keeps the queue and lease indexes exact after `slot.record` changed from `prev` (`null`
+   * for a new task): a running task without a holder is queued (ready or, during its
+   * backoff, delayed), a running task with one is in the lease heap, others in neither.
+   */
+  #track(slot: Slot, prev: TaskRecord | null): void {
+    const next = slot.record;
+    const running = !isTerminal(next.status);
+    const queued = running && next.execution.holder === null;
+    if (!queued) {
+      this.#unqueue(slot);
+    } else if (
+      slot.queueMark === null ||
+      prev === null ||
+      prev.execution.availableAt !== next.execution.availableAt
+    ) {
+      this.#unqueue(slot);
+      this.#enqueue(slot, prev === null);
+    }
+    const sameRun =
+      prev !== null &&
+      prev.execution.holder === next.execution.holder &&
+      prev.execution.fencingToken === next.execution.fencingToken;
+    this.#trackLease(slot, sameRun);
+  }
+
+  /** Keeps the lease heap exact for the slot; `sameRun` when the holder and token held. */
+  #trackLease(slot: Slot, sameRun: boolean): void {
+    const { status, execution } = slot.record;
+    const deadline = execution.leaseExpiresAt;
+    if (isTerminal(status) || execution.holder === null || deadline === null) {
+      slot.leaseEntry?.kill();
+      slot.leaseEntry = null;
+      return;
+    }
+    const current = slot.leaseEntry;
+    // A key earlier than the deadline is corrected lazily; a later one (a new run, or a
+    // renewal that shortened the lease) needs a new entry so the orphan is not found late.
+    if (current !== null && sameRun && current.key <= deadline) return;
+    current?.kill();
+    const entry = new HeapEntry(slot);
+    slot.leaseEntry = entry;
+    this.#leases.push(deadline, entry);
+  }
+
+  #toolQueue(toolName: string): ToolQueue<Slot> {
+    let queue = this.#ready.get(toolName);
+    if (queue === undefined) {
+      queue = new ToolQueue<Slot>();
+      this.#ready.set(toolName, queue);
+    }
+    return queue;
+  }
+
+  /**
+   * Puts a queued slot in the queue: during a backoff in the delayed heap, else in its
+   * tool's queue (at the end of the list when `created`, the youngest task of all).
+   */
+  #enqueue(slot: Slot, created: boolean): void {
+    const at = slot.record.execution.availableAt;
+    if (at !== null && at > this.#clock.now()) {
+      const entry = new HeapEntry(slot);
+      slot.queueMark = entry;
+      this.#delayed.push(at, entry);
+    } else if (created) {
+      this.#toolQueue(slot.record.request.toolName).append(slot);
+    } else {
+      this.#toolQueue(slot.record.request.toolName).reenter(slot);
+    }
+  }
+
+  /** Takes the slot out of the queue (lazily: its entry is skipped when reached). */
+  #unqueue(slot: Slot): void {
+    const mark = slot.queueMark;
+    if (mark === null) return;
+    slot.queueMark = null;
+    if (mark === FRESH) this.#ready.get(slot.record.request.toolName)?.noteListDeath();
+    else mark.kill();
+  }
+
+  /** Moves queued tasks whose backoff ended into their tool's ready heap. */
+  #promoteDue(now: number): void {
+    for (;;) {
+      const key = this.#delayed.peekKey();
+      if (key === undefined || key > now) return;
+      const entry = this.#delayed.pop()!;
+      this.#toolQueue(entry.item.record.request.toolName).adopt(entry);
+    }
+  }
+
   #remove(slot: Slot): void {
     if (slot.deleted) return;
     slot.deleted = true;
+    this.#unqueue(slot);
+    slot.leaseEntry?.kill();
+    slot.leaseEntry = null;
     this.#tasks.delete(slot.record.taskId);
     const list = this.#owners.get(slot.ownerKey);
     if (list) {
@@ -370,5 +630,17 @@ export class MemoryTaskStore implements TaskStore {
   #flush(): void {
     const batch = this.#pending.splice(0);
     for (const change of batch) this.#feed.emit(change);
+  }
+}
+
+function validateHolder(holder: string): void {
+  if (typeof holder !== "string" || holder.length === 0) {
+    throw taskErrors.invalidTask("a holder must be a non-empty string");
+  }
+}
+
+function validateLeaseMs(leaseMs: number): void {
+  if (!(Number.isSafeInteger(leaseMs) && leaseMs > 0)) {
+    throw taskErrors.invalidTask("leaseMs must be a positive integer");
   }
 }

@@ -1,4 +1,4 @@
-import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
+import { describeQueueStoreContract, describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { MemoryTaskStore } from "../src/index.js";
 
 describeTaskStoreContract(
@@ -9,6 +9,17 @@ describeTaskStoreContract(
       maxPageSize,
       maxTasks: maxTasks ?? 1_000_000,
       maxTasksPerOwner: maxTasksPerOwner ?? 1_000_000,
+      sweepIntervalMs: 0,
+    }),
+);
+
+describeQueueStoreContract(
+  "MemoryTaskStore",
+  ({ clock }) =>
+    new MemoryTaskStore({
+      clock,
+      maxTasks: 1_000_000,
+      maxTasksPerOwner: 1_000_000,
       sweepIntervalMs: 0,
     }),
 );

@@ -1,8 +1,14 @@
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { ManualClock, owner } from "@mcp-tasks/core";
-import { type NewTask, ownerScope } from "@mcp-tasks/core/store";
+import { ManualClock, owner, type TaskRecord } from "@mcp-tasks/core";
+import {
+  isClaimable,
+  isOrphaned,
+  type NewTask,
+  type OwnerScope,
+  ownerScope,
+} from "@mcp-tasks/core/store";
 import { describe, expect, it } from "vitest";
 import { MemoryTaskStore } from "../src/index.js";
 
@@ -110,6 +116,152 @@ describe("MemoryTaskStore specifics", () => {
     for (let i = 0; i < 300; i++) if (i % 10 !== 0) await store.delete(ids[i]!, scope);
     const page = await store.list(scope, { limit: 100 });
     expect(page.tasks.map((t) => t.taskId)).toEqual(ids.filter((_, i) => i % 10 === 0));
+  });
+});
+
+describe("MemoryTaskStore queue", () => {
+  const lease = (holder: string, durationMs: number) => ({ lease: { holder, durationMs } });
+  const fenced = (t: TaskRecord): OwnerScope => ({
+    ...scope,
+    fence: { holder: t.execution.holder!, fencingToken: t.execution.fencingToken },
+  });
+
+  it("recovers orphans in its built-in sweep", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryTaskStore({ clock, sweepIntervalMs: 5 });
+    const t = await store.create({ ...task(), ...lease("node-a", 1000) }, scope);
+    clock.advance(1000);
+    for (let i = 0; i < 400 && (await store.get(t.taskId, scope)).status === "working"; i++) {
+      await sleep(5);
+    }
+    expect((await store.get(t.taskId, scope)).status).toBe("failed");
+    await store.close();
+  });
+
+  it("finds an orphan whose lease was renewed many times exactly once, at its last deadline", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryTaskStore({ clock, sweepIntervalMs: 0 });
+    const t = await store.create({ ...task(), ...lease("node-a", 100) }, scope);
+    for (let i = 0; i < 1000; i++) {
+      clock.advance(50);
+      expect(await store.renewLease(t.taskId, fenced(t), 100)).toBe(true);
+      if (i % 100 === 0) expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+    }
+    expect(await store.renewLease(t.taskId, fenced(t), 10)).toBe(true); // shortened
+    clock.advance(10);
+    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+    await store.close();
+  });
+
+  it("claims a task whose backoff ended even if the clock went back meanwhile", async () => {
+    const clock = new ManualClock(10_000);
+    const store = new MemoryTaskStore({ clock, sweepIntervalMs: 0 });
+    const t = await store.create(
+      { ...task(), ...lease("node-a", 1000), execution: { maxAttempts: 2, backoffMs: 0 } },
+      scope,
+    );
+    await store.requeue(t.taskId, fenced(t), "again");
+    clock.set(5_000);
+    expect((await store.claim("node-b", { limit: 5, leaseMs: 100 })).map((x) => x.taskId)).toEqual([
+      t.taskId,
+    ]);
+    await store.close();
+  });
+
+  it("agrees with a scan of every task over a long random run", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryTaskStore({
+      clock,
+      sweepIntervalMs: 0,
+      maxTasksPerOwner: 100_000,
+    });
+    const anon = ownerScope(owner({}), { requireOwner: false })!;
+    const tools = ["a", "b", "c"];
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return (seed >>> 16) % n;
+    };
+    const pick = <T>(xs: readonly T[]): T | undefined => xs[rand(Math.max(1, xs.length))];
+    const scopeOf = (t: TaskRecord) => (t.owner.principalId === null ? anon : scope);
+    const runOf = (t: TaskRecord): OwnerScope => ({
+      ...scopeOf(t),
+      fence: { holder: t.execution.holder!, fencingToken: t.execution.fencingToken },
+    });
+    /** Every task, in creation order, by paging (the scope sees its own and the unowned). */
+    const all = async (): Promise<TaskRecord[]> => {
+      const out: TaskRecord[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.list(scope, { limit: 100, ...(cursor && { cursor }) });
+        out.push(...page.tasks);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return out;
+    };
+    let claims = 0;
+    let recovered = 0;
+    for (let step = 0; step < 3000; step++) {
+      const tasks = await all();
+      const running = tasks.filter((t) => t.status === "working" || t.status === "input_required");
+      const held = running.filter((t) => t.execution.holder !== null);
+      const waiting = running.filter((t) => t.execution.holder === null);
+      const op = rand(12);
+      if (op <= 2) {
+        const input: NewTask = {
+          ...task(null),
+          request: { toolName: tools[rand(3)]!, arguments: {} },
+          execution: { maxAttempts: 1 + rand(3), backoffMs: [0, 30, 200][rand(3)]! },
+          ...(rand(3) === 0 && lease(`n${rand(3)}`, 20 + rand(200))),
+        };
+        await store.create(input, rand(4) === 0 ? anon : scope);
+      } else if (op <= 4) {
+        const wanted = rand(3) === 0 ? [tools[rand(3)]!, tools[rand(3)]!] : undefined;
+        const limit = rand(5);
+        const expected = tasks
+          .filter((t) => isClaimable(t, clock.now()))
+          .filter((t) => wanted === undefined || wanted.includes(t.request.toolName))
+          .slice(0, limit)
+          .map((t) => t.taskId);
+        const got = await store.claim(`n${rand(3)}`, {
+          limit,
+          leaseMs: 20 + rand(200),
+          ...(wanted && { toolNames: wanted }),
+        });
+        expect(got.map((t) => t.taskId)).toEqual(expected);
+        claims += got.length;
+      } else if (op === 5) {
+        const t = pick(held);
+        if (t) expect(await store.renewLease(t.taskId, runOf(t), 10 + rand(200))).toBe(true);
+      } else if (op === 6) {
+        const t = pick(held);
+        if (t) expect(await store.releaseLease(t.taskId, runOf(t))).toBe(true);
+      } else if (op === 7) {
+        const t = pick(held);
+        if (t) await store.requeue(t.taskId, runOf(t), "again");
+      } else if (op === 8) {
+        const t = pick(held);
+        if (t) await store.complete(t.taskId, runOf(t), {});
+        const w = pick(waiting);
+        if (w && rand(2) === 0) await store.markCancelled(w.taskId, scopeOf(w));
+      } else if (op === 9) {
+        const t = pick(tasks);
+        if (t && rand(2) === 0) await store.delete(t.taskId, scopeOf(t));
+      } else if (op === 10) {
+        const limit = 1 + rand(4);
+        const orphans = tasks.filter((t) => isOrphaned(t, clock.now())).length;
+        const sweep = await store.recoverOrphans({ limit });
+        expect(sweep.requeued + sweep.failed).toBe(Math.min(limit, orphans));
+        recovered += sweep.requeued + sweep.failed;
+      } else {
+        clock.advance(rand(60));
+      }
+    }
+    // The run exercised every path, not just creation.
+    expect(claims).toBeGreaterThan(100);
+    expect(recovered).toBeGreaterThan(20);
+    await store.close();
   });
 });
 

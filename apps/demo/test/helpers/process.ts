@@ -12,7 +12,10 @@ export const DATABASE_URL = process.env.DATABASE_URL || "postgres://postgres@127
 
 export interface DemoProcess {
   readonly child: ChildProcess;
+  /** What the start line printed: the MCP endpoint (`…/mcp`), or a worker's base URL. */
   readonly url: string;
+  /** `http://host:port` (empty until started), where `/metrics` and `/health` are served. */
+  readonly base: string;
   readonly exited: Promise<number | null>;
   out(): string;
   err(): string;
@@ -45,6 +48,7 @@ export function spawnDemo(args: string[], env: Record<string, string> = {}): Dem
   const proc: DemoProcess = {
     child,
     url: "",
+    base: "",
     exited,
     out: () => stdout,
     err: () => stderr,
@@ -67,8 +71,9 @@ export function spawnDemo(args: string[], env: Record<string, string> = {}): Dem
 }
 
 /**
- * Starts `node dist/main.js ...args` and resolves once it printed its `listening on` line
- * (bounded by `timeoutMs`); rejects, after killing it, when it exits or times out first.
+ * Starts `node dist/main.js ...args` and resolves once it printed its `listening on <url>`
+ * line, or a worker's `worker on <base>` line (bounded by `timeoutMs`); rejects, after
+ * killing it, when it exits or times out first.
  */
 export async function startProcess(
   args: string[],
@@ -77,8 +82,8 @@ export async function startProcess(
   const proc = spawnDemo(args, options.env);
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   for (let i = 0; i < 2_000 && Date.now() < deadline; i++) {
-    const url = /listening on (http:\/\/\S+)/.exec(proc.out())?.[1];
-    if (url) return Object.assign(proc, { url });
+    const url = /(?:listening|worker) on (http:\/\/\S+)/.exec(proc.out())?.[1];
+    if (url) return Object.assign(proc, { url, base: new URL(url).origin });
     if (!isRunning(proc.child)) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -105,7 +110,19 @@ export function dropSchema(schema: string): Promise<void> {
   return dropTaskSchema(DATABASE_URL, schema);
 }
 
-/** `/metrics` of a node. */
+/** `/metrics` of a node, from its MCP endpoint (or a worker's base URL). */
 export function metricsUrl(url: string): string {
-  return url.replace(/\/mcp$/, "/metrics");
+  return `${new URL(url).origin}/metrics`;
+}
+
+/** `/health` of a node: `{ status, role, holder, claiming, running }`. */
+export function healthUrl(url: string): string {
+  return `${new URL(url).origin}/health`;
+}
+
+/** The `lease holder: <holder>` a node on a leasing store printed at start. */
+export function leaseHolder(proc: DemoProcess): string {
+  const holder = /^lease holder: (\S+)$/m.exec(proc.out())?.[1];
+  if (holder === undefined) throw new Error(`no lease holder line:\n${proc.out()}`);
+  return holder;
 }

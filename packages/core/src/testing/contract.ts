@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   createIdGenerator,
+  DEFAULT_EXECUTION_POLICY,
   isTaskError,
   ManualClock,
   type Owner,
@@ -11,7 +12,14 @@ import {
   type TaskStatus,
   type TaskStore,
 } from "../index.js";
-import { encodeCursor, type NewTask, type OwnerScope, ownerKey, ownerScope } from "../store-api.js";
+import {
+  encodeCursor,
+  type NewTask,
+  type OwnerScope,
+  ownerKey,
+  ownerScope,
+  supportsQueue,
+} from "../store-api.js";
 
 /** What a store factory is handed by the contract suite. */
 export interface ContractStoreOptions {
@@ -156,6 +164,15 @@ export function describeTaskStoreContract(
         expect(t.inputRequests).toEqual({});
         expect(t.inputResponses).toEqual({});
         expect(t.answeredInputKeys).toEqual([]);
+        expect(t.inputAnswers).toEqual({});
+        expect(t.execution).toEqual({
+          ...DEFAULT_EXECUTION_POLICY,
+          attempt: 0,
+          holder: null,
+          fencingToken: 0,
+          leaseExpiresAt: null,
+          availableAt: null,
+        });
       });
 
       it("round-trips every field exactly, including all three owner parts", async () => {
@@ -166,6 +183,7 @@ export function describeTaskStoreContract(
           ttlMs: null,
           ttlAnchor: "terminal",
           pollIntervalMs: null,
+          execution: { maxAttempts: 4, backoffMs: 2500, retryOnError: true, deadlineMs: 90_000 },
         });
         const created = await store.create(input, scope);
         const read = await store.get(input.taskId, scope);
@@ -177,6 +195,12 @@ export function describeTaskStoreContract(
         expect(read.ttlMs).toBeNull();
         expect(read.ttlAnchor).toBe("terminal");
         expect(read.pollIntervalMs).toBeNull();
+        expect(read.execution).toMatchObject({
+          maxAttempts: 4,
+          backoffMs: 2500,
+          retryOnError: true,
+          deadlineMs: 90_000,
+        });
       });
 
       it("keeps ttls beyond 2^31-1 ms (no timer overflow)", async () => {
@@ -202,6 +226,10 @@ export function describeTaskStoreContract(
         await expectError(create({ ttlMs: -5 }), "invalid_task");
         await expectError(create({ pollIntervalMs: 1.5 }), "invalid_task");
         await expectError(create({ request: { toolName: "", arguments: {} } }), "invalid_task");
+        await expectError(create({ execution: { maxAttempts: 0 } }), "invalid_task");
+        await expectError(create({ execution: { maxAttempts: 1.5 } }), "invalid_task");
+        await expectError(create({ execution: { backoffMs: -1 } }), "invalid_task");
+        await expectError(create({ execution: { deadlineMs: 0 } }), "invalid_task");
       });
 
       it("reports a missing task as not_found_or_unauthorized", async () => {
@@ -482,6 +510,32 @@ export function describeTaskStoreContract(
         const second = await store.takeInputResponses(t.taskId, ALICE_SCOPE);
         expect(second.responses).toEqual({});
         expect((await store.get(t.taskId, ALICE_SCOPE)).inputResponses).toEqual({});
+      });
+
+      it("inputAnswers keeps every accepted answer for the task's lifetime, taken or not", async () => {
+        const t = await create();
+        await store.requireInput(t.taskId, ALICE_SCOPE, {
+          a: { method: "elicitation/create" },
+          b: { method: "elicitation/create" },
+        });
+        const first = await store.submitInput(t.taskId, ALICE_SCOPE, {
+          a: { action: "accept" },
+          stray: { action: "ignored" },
+        });
+        expect(first.task.inputAnswers).toEqual({ a: { action: "accept" } });
+        const taken = await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        expect(taken.task.inputResponses).toEqual({});
+        expect(taken.task.inputAnswers).toEqual({ a: { action: "accept" } });
+        // A late second answer to an answered key is ignored, in the ledger too.
+        await store.submitInput(t.taskId, ALICE_SCOPE, { a: { action: "decline" } });
+        await store.submitInput(t.taskId, ALICE_SCOPE, { b: { n: 2 } });
+        await store.takeInputResponses(t.taskId, ALICE_SCOPE);
+        await store.requireInput(t.taskId, ALICE_SCOPE, { c: { method: "elicitation/create" } });
+        await store.submitInput(t.taskId, ALICE_SCOPE, { c: { n: 3 } });
+        const done = await store.complete(t.taskId, ALICE_SCOPE, {});
+        const expected = { a: { action: "accept" }, b: { n: 2 }, c: { n: 3 } };
+        expect(done.inputAnswers).toEqual(expected);
+        expect((await store.get(t.taskId, ALICE_SCOPE)).inputAnswers).toEqual(expected);
       });
     });
 
@@ -909,13 +963,18 @@ export function describeTaskStoreContract(
         const a = await create();
         const b = await create({}, scopeOf(BOB));
         await store.complete(b.taskId, scopeOf(BOB), {});
-        await feed.atLeast(3);
-        feed.stop();
-        expect(feed.events.map((e) => [e.taskId, e.kind])).toEqual([
+        // A task queue also reports each task created without a worker as queued.
+        const queue = supportsQueue(store);
+        const expected = [
           [a.taskId, "created"],
+          ...(queue ? [[a.taskId, "queued"]] : []),
           [b.taskId, "created"],
+          ...(queue ? [[b.taskId, "queued"]] : []),
           [b.taskId, "status_changed"],
-        ]);
+        ];
+        await feed.atLeast(expected.length);
+        feed.stop();
+        expect(feed.events.map((e) => [e.taskId, e.kind])).toEqual(expected);
       });
 
       it("a per-task watch hears nothing about other tasks, and nothing after unsubscribe", async () => {

@@ -1,5 +1,5 @@
 /**
- * `@mcp-tasks/core/testing`: the task store contract suite, for vitest.
+ * `@mcp-tasks/core/testing`: the task store contract suites, for vitest.
  *
  * @packageDocumentation
  */
@@ -10,7 +10,7 @@ export {
   describeTaskStoreContract,
 } from "./contract.js";
 export {
-  describeLeasingStoreContract,
-  type LeaseContractStoreFactory,
-  type LeaseContractStoreOptions,
-} from "./lease-contract.js";
+  describeQueueStoreContract,
+  type QueueContractStoreFactory,
+  type QueueContractStoreOptions,
+} from "./queue-contract.js";

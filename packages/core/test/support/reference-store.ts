@@ -1,15 +1,20 @@
 /**
- * A small, obviously correct in-memory `TaskStore` for core's own tests, built only from
- * core's pure lifecycle functions: a `Map` in creation order, linear scans, no indexes and
- * no performance work. Every method runs to completion without awaiting, so each operation
- * is atomic. `test/contract.test.ts` proves it passes `describeTaskStoreContract`, so the
- * service and runner tests that run over it run over a reference implementation.
+ * A small, obviously correct in-memory `TaskQueueStore` for core's own tests, built only
+ * from core's pure lifecycle functions: a `Map` in creation order, linear scans, no indexes
+ * and no performance work. Every method runs to completion without awaiting, so each
+ * operation is atomic. `test/contract.test.ts` proves it passes `describeTaskStoreContract`
+ * and `describeQueueStoreContract`, so the service and runner tests that run over it run
+ * over a reference implementation. {@link plainTaskStore} hides the queue, for tests of the
+ * paths taken with a store that is no task queue.
  */
 import {
+  type ClaimOptions,
   type Clock,
   type InputRequest,
   type InputResponse,
+  isTerminal,
   type JsonRpcErrorObject,
+  type OrphanSweep,
   type SubmitInputResult,
   systemClock,
   type TakeInputResult,
@@ -23,25 +28,38 @@ import {
   type Unsubscribe,
 } from "../../src/index.js";
 import {
+  assertFence,
+  assertIntentAllowed,
   ChangeFeed,
+  claimTask,
   completeTask,
   decodeSequenceCursor,
   encodeCursor,
   failTask,
+  type Intent,
+  isClaimable,
   isExpired,
+  isOrphaned,
   type ListQuery,
   markTaskCancelled,
   type NewTask,
   newTaskRecord,
   type OwnerScope,
+  recoverOrphan,
+  renewTaskLease,
   requestTaskCancel,
+  requeueTask,
   requireTaskInput,
   scopeAllowsKey,
   setTaskStatusMessage,
   submitTaskInput,
+  type TaskQueueStore,
   takeTaskInputResponses,
   taskErrors,
 } from "../../src/store-api.js";
+
+/** The status message of a task its stopping worker handed back (`releaseLease`). */
+export const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** Settings of a {@link ReferenceTaskStore}; no bounds unless given. */
 export interface ReferenceTaskStoreOptions {
@@ -59,7 +77,7 @@ interface Entry {
   readonly ownerKey: string;
 }
 
-export class ReferenceTaskStore implements TaskStore {
+export class ReferenceTaskStore implements TaskQueueStore {
   readonly #clock: Clock;
   readonly #maxTasks: number;
   readonly #maxTasksPerOwner: number;
@@ -92,6 +110,8 @@ export class ReferenceTaskStore implements TaskStore {
     }
     this.#tasks.set(record.taskId, { record, seq: ++this.#seq, ownerKey: scope.ownerKey });
     this.#changed(record, "created");
+    // Created without a worker: it is in the queue from the start.
+    if (record.execution.holder === null) this.#changed(record, "queued");
     return record;
   }
 
@@ -125,7 +145,7 @@ export class ReferenceTaskStore implements TaskStore {
     result: Readonly<Record<string, unknown>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope, "complete");
     const next = completeTask(entry.record, this.#clock.now(), result, statusMessage);
     return this.#replace(entry, next, "status_changed");
   }
@@ -136,7 +156,7 @@ export class ReferenceTaskStore implements TaskStore {
     error: JsonRpcErrorObject,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope, "fail");
     const next = failTask(entry.record, this.#clock.now(), error, statusMessage);
     return this.#replace(entry, next, "status_changed");
   }
@@ -147,7 +167,7 @@ export class ReferenceTaskStore implements TaskStore {
     requests: Readonly<Record<string, InputRequest>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope, "requireInput");
     const next = requireTaskInput(entry.record, this.#clock.now(), requests, statusMessage);
     return this.#replace(entry, next, "input_requested");
   }
@@ -157,7 +177,7 @@ export class ReferenceTaskStore implements TaskStore {
     scope: OwnerScope,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope, "setStatusMessage");
     const next = setTaskStatusMessage(entry.record, this.#clock.now(), statusMessage);
     return this.#replace(entry, next, "status_message");
   }
@@ -174,7 +194,7 @@ export class ReferenceTaskStore implements TaskStore {
     scope: OwnerScope,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope, "markCancelled");
     const next = markTaskCancelled(entry.record, this.#clock.now(), statusMessage);
     return this.#replace(entry, next, "status_changed");
   }
@@ -191,7 +211,7 @@ export class ReferenceTaskStore implements TaskStore {
   }
 
   async takeInputResponses(taskId: string, scope: OwnerScope): Promise<TakeInputResult> {
-    const entry = this.#find(taskId, scope);
+    const entry = this.#fenced(taskId, scope);
     const result = takeTaskInputResponses(entry.record);
     if (result.task !== entry.record) this.#replace(entry, result.task, "input_taken");
     return result;
@@ -216,6 +236,81 @@ export class ReferenceTaskStore implements TaskStore {
       removed++;
     }
     return removed;
+  }
+
+  async claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
+    this.#open();
+    validateHolder(holder);
+    validateLeaseMs(options.leaseMs);
+    const limit = claimLimit(options.limit);
+    const now = this.#clock.now();
+    const tools = options.toolNames === undefined ? null : new Set(options.toolNames);
+    const claimed: TaskRecord[] = [];
+    // Creation order is the Map's order: the oldest claimable tasks come first.
+    for (const entry of this.#tasks.values()) {
+      if (claimed.length >= limit) break;
+      if (!isClaimable(entry.record, now)) continue;
+      if (tools !== null && !tools.has(entry.record.request.toolName)) continue;
+      const next = claimTask(entry.record, holder, options.leaseMs, now);
+      claimed.push(this.#replace(entry, next, "claimed"));
+    }
+    return claimed;
+  }
+
+  async renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean> {
+    validateLeaseMs(leaseMs);
+    const entry = this.#heldBy(taskId, scope);
+    if (entry === null) return false;
+    // Bookkeeping: no version change and no event.
+    entry.record = renewTaskLease(entry.record, leaseMs, this.#clock.now());
+    return true;
+  }
+
+  async releaseLease(taskId: string, scope: OwnerScope): Promise<boolean> {
+    const entry = this.#heldBy(taskId, scope);
+    if (entry === null) return false;
+    const next = requeueTask(entry.record, this.#clock.now(), {
+      countAttempt: false,
+      backoffMs: 0,
+      statusMessage: RELEASED_MESSAGE,
+    });
+    this.#replace(entry, next, "queued");
+    return true;
+  }
+
+  async requeue(
+    taskId: string,
+    scope: OwnerScope,
+    statusMessage: string | null,
+  ): Promise<TaskRecord> {
+    const entry = this.#fenced(taskId, scope, "requeue");
+    const next = requeueTask(entry.record, this.#clock.now(), {
+      countAttempt: true,
+      backoffMs: entry.record.execution.backoffMs,
+      statusMessage,
+    });
+    return this.#replace(entry, next, "queued");
+  }
+
+  async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
+    if (this.#closed) return { requeued: 0, failed: 0 };
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const now = this.#clock.now();
+    let requeued = 0;
+    let failed = 0;
+    for (const entry of this.#tasks.values()) {
+      if (requeued + failed >= limit) break;
+      if (!isOrphaned(entry.record, now)) continue;
+      const next = recoverOrphan(entry.record, now);
+      if (next.status === "failed") {
+        this.#replace(entry, next, "status_changed");
+        failed++;
+      } else {
+        this.#replace(entry, next, "queued");
+        requeued++;
+      }
+    }
+    return { requeued, failed };
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
@@ -245,6 +340,29 @@ export class ReferenceTaskStore implements TaskStore {
     return entry;
   }
 
+  /**
+   * A task inside the scope that `intent` may start from (else `invalid_transition`) and,
+   * when the scope carries a fence, held by the run it names (else `lease_lost`).
+   */
+  #fenced(taskId: string, scope: OwnerScope, intent?: Intent): Entry {
+    const entry = this.#find(taskId, scope);
+    if (intent !== undefined) assertIntentAllowed(entry.record, intent);
+    assertFence(entry.record, scope.fence);
+    return entry;
+  }
+
+  /** The task when the run named by `scope.fence` holds it; `null` otherwise. */
+  #heldBy(taskId: string, scope: OwnerScope): Entry | null {
+    this.#open();
+    const fence = scope.fence;
+    if (fence === undefined) return null;
+    const entry = this.#tasks.get(taskId);
+    if (entry === undefined || !scopeAllowsKey(scope, entry.ownerKey)) return null;
+    const { holder, fencingToken } = entry.record.execution;
+    const held = holder === fence.holder && fencingToken === fence.fencingToken;
+    return held && !isTerminal(entry.record.status) ? entry : null;
+  }
+
   #replace(entry: Entry, next: TaskRecord, kind: TaskChangeKind): TaskRecord {
     entry.record = next;
     this.#changed(next, kind);
@@ -269,4 +387,49 @@ export class ReferenceTaskStore implements TaskStore {
       this.#delivering = false;
     }
   }
+}
+
+function validateHolder(holder: string): void {
+  if (typeof holder !== "string" || holder.length === 0) {
+    throw taskErrors.invalidTask("a holder must be a non-empty string");
+  }
+}
+
+function validateLeaseMs(leaseMs: number): void {
+  if (!(Number.isSafeInteger(leaseMs) && leaseMs > 0)) {
+    throw taskErrors.invalidTask("leaseMs must be a positive integer");
+  }
+}
+
+/** A claim's limit as a count: below 1 (or not a number) claims nothing. */
+function claimLimit(limit: number): number {
+  return limit >= 1 ? Math.floor(limit) : 0;
+}
+
+/**
+ * The same store as a plain `TaskStore`: only the `TaskStore` methods, so `supportsQueue`
+ * is false, for tests of what core does with a store that is no task queue.
+ */
+export function plainTaskStore(store: TaskStore): TaskStore {
+  return {
+    create: (task, scope) => store.create(task, scope),
+    get: (taskId, scope) => store.get(taskId, scope),
+    list: (scope, query) => store.list(scope, query),
+    complete: (taskId, scope, result, statusMessage) =>
+      store.complete(taskId, scope, result, statusMessage),
+    fail: (taskId, scope, error, statusMessage) => store.fail(taskId, scope, error, statusMessage),
+    requireInput: (taskId, scope, requests, statusMessage) =>
+      store.requireInput(taskId, scope, requests, statusMessage),
+    setStatusMessage: (taskId, scope, statusMessage) =>
+      store.setStatusMessage(taskId, scope, statusMessage),
+    requestCancel: (taskId, scope) => store.requestCancel(taskId, scope),
+    markCancelled: (taskId, scope, statusMessage) =>
+      store.markCancelled(taskId, scope, statusMessage),
+    submitInput: (taskId, scope, responses) => store.submitInput(taskId, scope, responses),
+    takeInputResponses: (taskId, scope) => store.takeInputResponses(taskId, scope),
+    delete: (taskId, scope) => store.delete(taskId, scope),
+    cleanupExpired: (options) => store.cleanupExpired(options),
+    watch: (listener, taskId) => store.watch(listener, taskId),
+    close: () => store.close(),
+  };
 }

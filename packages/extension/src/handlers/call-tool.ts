@@ -90,7 +90,6 @@ export async function callTool(
     const record = await deps.runner.start(ctx.owner, {
       era: MODERN_PROTOCOL_VERSION,
       request: { toolName: tool.name, arguments: args },
-      handler: tool.run,
     });
     return toCreateTaskResult(record);
   }, taskFailureToRpc);

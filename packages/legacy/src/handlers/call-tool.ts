@@ -104,6 +104,5 @@ function startTask(
     era: "2025-11-25",
     request: { toolName: tool.name, arguments: call.arguments ?? {} },
     ...(call.task?.ttl !== undefined && { ttlMs: call.task.ttl }),
-    handler: tool.run,
   });
 }

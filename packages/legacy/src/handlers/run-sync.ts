@@ -19,6 +19,8 @@ export async function runSynchronously(
     taskId: `sync-${randomUUID()}`,
     owner: ctx.owner,
     signal,
+    attempt: 1,
+    worker: "",
     async requireInput(requests) {
       const out: Record<string, InputResponse> = {};
       for (const [name, request] of Object.entries(requests)) {

@@ -1,0 +1,374 @@
+import { isTaskError } from "./errors.js";
+import { isTerminal, retryingMessage } from "./lifecycle.js";
+import type { Owner } from "./owner.js";
+import type { RunWriter } from "./run-writer.js";
+import type { TaskService } from "./service.js";
+import type {
+  InputRequest,
+  InputResponse,
+  JsonRpcErrorObject,
+  TaskExecution,
+  TaskRecord,
+} from "./task.js";
+import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
+
+/** The error a cancelled handler's signal carries. */
+export class TaskCancelledError extends Error {
+  override readonly name = "AbortError";
+  constructor(taskId: string) {
+    super(`Task ${taskId} was cancelled`);
+  }
+}
+
+/**
+ * Why a run stopped other than by cancellation: its deadline passed, another run
+ * superseded it (its lease was lost), or its worker handed it back on shutdown. None of
+ * these is the handler's outcome: the run's result, if any, is discarded.
+ */
+export class RunStoppedError extends Error {
+  override readonly name = "AbortError";
+  readonly reason: "deadline" | "superseded" | "handed_back";
+  constructor(taskId: string, reason: RunStoppedError["reason"]) {
+    super(
+      reason === "deadline"
+        ? `Task ${taskId} ran past its deadline`
+        : reason === "superseded"
+          ? `Task ${taskId} is now run elsewhere: this run lost its lease`
+          : `Task ${taskId} was handed back to the queue by a stopping worker`,
+    );
+    this.reason = reason;
+  }
+}
+
+/**
+ * Turns anything a handler throws into the JSON-RPC error the task fails with: the error's
+ * own integer `code` (and `data`) when it has one, else -32603 Internal error.
+ */
+export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
+  if (typeof thrown === "object" && thrown !== null) {
+    const { code, message, data } = thrown as { code?: unknown; message?: unknown; data?: unknown };
+    const text = typeof message === "string" && message.length > 0 ? message : "Internal error";
+    if (typeof code === "number" && Number.isInteger(code)) {
+      return data === undefined ? { code, message: text } : { code, message: text, data };
+    }
+    return { code: -32603, message: text };
+  }
+  return { code: -32603, message: typeof thrown === "string" ? thrown : "Internal error" };
+}
+
+/** What a {@link Run} needs from the runner that owns it. */
+export interface RunHost {
+  readonly service: TaskService;
+  /** This worker's name (the lease holder). */
+  readonly holder: string;
+  readonly leaseMs: number;
+  readonly renewEveryMs: number;
+  readonly recheckMs: number;
+  emitProgress(report: TaskProgress): void;
+  /** Counts a run stopped without an outcome of its own. */
+  countStop(reason: RunStoppedError["reason"]): void;
+  reportError(error: unknown, taskId: string): void;
+  /** Stores a run's outcome, retrying while the store is unavailable. */
+  storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void>;
+}
+
+/**
+ * One run of one task on this node: the handler with its context, the watch that aborts
+ * it (cancel request, the task ending elsewhere, the run being superseded), lease renewal,
+ * the deadline, and the outcome written through the run's fence — or, when the policy
+ * allows and attempts remain, the task handed back to the queue for another attempt.
+ */
+export class Run {
+  done: Promise<void> = Promise.resolve();
+  readonly taskId: string;
+  readonly #host: RunHost;
+  readonly #task: TaskRecord;
+  readonly #owner: Owner;
+  readonly #handler: TaskHandler;
+  readonly #writer: RunWriter;
+  readonly #controller = new AbortController();
+  /** Input keys this run has used, so repeated names get fresh keys (the same on a re-run). */
+  readonly #usedKeys = new Set<string>();
+  /** Waiting `requireInput` calls, by key. */
+  readonly #waiting = new Map<string, (response: InputResponse) => void>();
+  /** Answers known so far, by key, including those given to earlier runs of the task. */
+  #answers: Readonly<Record<string, InputResponse>>;
+  /** The latest record's received-but-not-taken answers. */
+  #pendingResponses: Readonly<Record<string, InputResponse>> = {};
+  /** Set once the run's outcome is decided (by the handler, or by the deadline). */
+  #settled = false;
+
+  constructor(host: RunHost, task: TaskRecord, handler: TaskHandler, writer: RunWriter) {
+    this.#host = host;
+    this.#task = task;
+    this.taskId = task.taskId;
+    this.#owner = task.owner;
+    this.#handler = handler;
+    this.#writer = writer;
+    this.#answers = task.inputAnswers;
+  }
+
+  get execution(): TaskExecution {
+    return this.#task.execution;
+  }
+
+  /** Aborts the handler's signal (once); a {@link RunStoppedError} also discards its outcome. */
+  abort(reason?: unknown): void {
+    if (this.#controller.signal.aborted) return;
+    if (reason instanceof RunStoppedError) {
+      if (reason.reason !== "deadline") this.#settled = true;
+      this.#host.countStop(reason.reason);
+    }
+    this.#controller.abort(reason ?? new TaskCancelledError(this.taskId));
+  }
+
+  /** Hands the task back to the queue (shutdown): the attempt does not count. */
+  async handBack(): Promise<void> {
+    this.#settled = true;
+    try {
+      await this.#writer.releaseLease();
+    } catch (error) {
+      this.#host.reportError(error, this.taskId);
+    }
+    this.abort(new RunStoppedError(this.taskId, "handed_back"));
+  }
+
+  async execute(): Promise<void> {
+    if (this.#task.cancelRequestedAt !== null) {
+      // Cancelled while queued: acknowledge without running.
+      await this.#host.storeOutcome(this.taskId, () => this.#writer.markCancelled());
+      return;
+    }
+    const watching = new AbortController();
+    void this.#watch(watching.signal);
+    const renewal = this.#startLeaseRenewal();
+    const deadline = this.#startDeadline();
+    let result: Readonly<Record<string, unknown>> | undefined;
+    let thrown: unknown;
+    let threw = false;
+    try {
+      result = await this.#handler(this.#task.request.arguments, this.#context());
+    } catch (error) {
+      threw = true;
+      thrown = error;
+    } finally {
+      watching.abort();
+      if (renewal !== undefined) clearInterval(renewal);
+      if (deadline !== undefined) clearTimeout(deadline);
+    }
+    if (this.#settled) return;
+    this.#settled = true;
+    if (!threw && (typeof result !== "object" || result === null || Array.isArray(result))) {
+      threw = true;
+      thrown = new Error("The tool handler returned no result object");
+    }
+    const writer = this.#writer;
+    if (!threw) {
+      const value = result as Readonly<Record<string, unknown>>;
+      await this.#host.storeOutcome(this.taskId, () => writer.complete(value));
+    } else if (this.#controller.signal.aborted) {
+      // The handler stopped on its signal: acknowledge the cancellation.
+      await this.#host.storeOutcome(this.taskId, () => writer.markCancelled());
+    } else {
+      const error = toJsonRpcError(thrown);
+      const { retryOnError } = this.execution;
+      await this.#host.storeOutcome(this.taskId, () =>
+        retryOnError && this.#attemptsLeft()
+          ? writer.requeue(this.#retrying(`an error (${error.message})`))
+          : writer.fail(error),
+      );
+    }
+  }
+
+  #attemptsLeft(): boolean {
+    return this.execution.attempt < this.execution.maxAttempts;
+  }
+
+  #retrying(reason: string): string {
+    const { attempt, maxAttempts } = this.execution;
+    return retryingMessage(reason, attempt + 1, maxAttempts);
+  }
+
+  /**
+   * Past the deadline the run is over whatever the handler does: the task is requeued or
+   * failed at once, and the handler's signal fires (its late outcome is discarded).
+   */
+  #startDeadline(): NodeJS.Timeout | undefined {
+    const { deadlineMs } = this.execution;
+    if (deadlineMs === null) return undefined;
+    const timer = setTimeout(() => {
+      if (this.#settled) return;
+      this.#settled = true;
+      this.abort(new RunStoppedError(this.taskId, "deadline"));
+      const writer = this.#writer;
+      void this.#host.storeOutcome(this.taskId, () =>
+        this.#attemptsLeft()
+          ? writer.requeue(this.#retrying("the deadline was exceeded"))
+          : writer.fail({
+              code: -32603,
+              message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
+            }),
+      );
+    }, deadlineMs);
+    timer.unref();
+    return timer;
+  }
+
+  #startLeaseRenewal(): NodeJS.Timeout | undefined {
+    if (!this.#host.service.queues) return undefined;
+    const timer = setInterval(() => {
+      if (this.#settled) return;
+      this.#writer.renewLease(this.#host.leaseMs).then(
+        (held) => {
+          // The task ended elsewhere, or another run took it over.
+          if (!held && !this.#settled) this.abort(new RunStoppedError(this.taskId, "superseded"));
+        },
+        (error) => this.#host.reportError(error, this.taskId),
+      );
+    }, this.#host.renewEveryMs);
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * Follows the task while the handler runs: a cancel request, a terminal status set
+   * elsewhere, the task's removal or another run taking it over aborts the handler; new
+   * answers go to waiting `requireInput` calls. Only those changes cost a re-read; the
+   * periodic re-read (`recheckMs`) covers notifications lost on the way.
+   */
+  async #watch(stop: AbortSignal): Promise<void> {
+    const { holder, fencingToken } = this.execution;
+    const records = this.#host.service.follow(this.#owner, this.taskId, {
+      signal: stop,
+      after: this.#task,
+      recheckMs: this.#host.recheckMs,
+      wakeOn: (change) =>
+        change.kind === "cancel_requested" ||
+        change.kind === "input_submitted" ||
+        change.kind === "deleted" ||
+        change.kind === "claimed" ||
+        change.kind === "queued" ||
+        isTerminal(change.status),
+    });
+    try {
+      for await (const task of records) {
+        const e = task.execution;
+        if (this.#host.service.queues && (e.holder !== holder || e.fencingToken !== fencingToken)) {
+          this.abort(new RunStoppedError(this.taskId, "superseded"));
+        } else if (task.cancelRequestedAt !== null || isTerminal(task.status)) {
+          this.abort();
+        } else {
+          this.#answers = task.inputAnswers;
+          this.#pendingResponses = task.inputResponses;
+          this.#deliverAnswers();
+        }
+      }
+    } catch (error) {
+      if (stop.aborted) return;
+      if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
+      else this.#host.reportError(error, this.taskId);
+    }
+  }
+
+  #deliverAnswers(): void {
+    let delivered = false;
+    for (const [key, deliver] of [...this.#waiting]) {
+      const answer = this.#answers[key];
+      if (answer !== undefined) {
+        this.#waiting.delete(key);
+        deliver(answer);
+        delivered = true;
+      }
+    }
+    // The answers are kept in `inputAnswers`; the received-but-not-taken list is drained
+    // so it says what it means (nothing is waiting to be picked up).
+    if (delivered && Object.keys(this.#pendingResponses).length > 0) {
+      this.#writer.takeInputResponses().catch(() => {});
+    }
+  }
+
+  #context(): TaskContext {
+    const signal = this.#controller.signal;
+    const { taskId } = this;
+    return {
+      taskId,
+      owner: this.#owner,
+      signal,
+      attempt: this.execution.attempt,
+      worker: this.#host.holder,
+      requireInput: (requests, statusMessage) => this.#requireInput(requests, statusMessage),
+      reportProgress: (progress, total, message) => {
+        if (this.#settled || signal.aborted || !Number.isFinite(progress)) return;
+        this.#host.emitProgress({
+          taskId,
+          progress,
+          ...(total !== undefined && Number.isFinite(total) && { total }),
+          ...(message !== undefined && { message }),
+        });
+      },
+      setStatusMessage: async (statusMessage) => {
+        try {
+          await this.#writer.setStatusMessage(statusMessage);
+        } catch (error) {
+          if (isTaskError(error, "lease_lost")) {
+            this.abort(new RunStoppedError(taskId, "superseded"));
+          } else if (!isTaskError(error, "invalid_transition")) throw error;
+        }
+      },
+    };
+  }
+
+  async #requireInput(
+    requests: Readonly<Record<string, InputRequest>>,
+    statusMessage?: string | null,
+  ): Promise<Record<string, InputResponse>> {
+    const signal = this.#controller.signal;
+    signal.throwIfAborted();
+    const keyOf = new Map<string, string>();
+    const missing: Record<string, InputRequest> = {};
+    for (const name of Object.keys(requests)) {
+      let key = name;
+      for (let n = 2; this.#usedKeys.has(key); n++) key = `${name}-${n}`;
+      this.#usedKeys.add(key);
+      keyOf.set(name, key);
+      // Answered before (by an earlier run of the task): not asked again.
+      if (this.#answers[key] === undefined) missing[key] = requests[name] as InputRequest;
+    }
+    const answers = new Map<string, InputResponse>();
+    const all = new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        for (const key of keyOf.values()) this.#waiting.delete(key);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      for (const key of keyOf.values()) {
+        this.#waiting.set(key, (response) => {
+          answers.set(key, response);
+          if (answers.size === keyOf.size) {
+            signal.removeEventListener("abort", onAbort);
+            resolve();
+          }
+        });
+      }
+    });
+    // A rejection before anyone awaits `all` must not surface as unhandled.
+    all.catch(() => {});
+    if (Object.keys(missing).length > 0) {
+      try {
+        const task = await this.#writer.requireInput(missing, statusMessage);
+        this.#answers = task.inputAnswers;
+      } catch (error) {
+        for (const key of keyOf.values()) this.#waiting.delete(key);
+        if (isTaskError(error, "lease_lost")) {
+          this.abort(new RunStoppedError(this.taskId, "superseded"));
+        }
+        throw error;
+      }
+    }
+    this.#deliverAnswers();
+    await all;
+    const out: Record<string, InputResponse> = {};
+    for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
+    return out;
+  }
+}

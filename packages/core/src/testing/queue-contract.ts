@@ -1,0 +1,876 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  createIdGenerator,
+  DEFAULT_EXECUTION_POLICY,
+  type ExecutionPolicy,
+  isTaskError,
+  ManualClock,
+  owner,
+  type TaskChange,
+  type TaskErrorCode,
+  type TaskRecord,
+  type TaskStore,
+} from "../index.js";
+import {
+  claimTask,
+  type NewTask,
+  type OwnerScope,
+  ownerScope,
+  recoverOrphan,
+  requeueTask,
+  retryingMessage,
+  type TaskQueueStore,
+  WORKER_LOST_ERROR,
+} from "../store-api.js";
+import type { ContractSuiteOptions } from "./contract.js";
+
+/** What a queue store factory is handed by the queue contract suite. */
+export interface QueueContractStoreOptions {
+  /** The store must take every timestamp, lease deadline and backoff from this clock. */
+  readonly clock: ManualClock;
+}
+
+/** Makes a fresh, empty queue store for one test. */
+export type QueueContractStoreFactory = (
+  options: QueueContractStoreOptions,
+) => TaskQueueStore | Promise<TaskQueueStore>;
+
+function scopeOf(parts: Parameters<typeof owner>[0]): OwnerScope {
+  const scope = ownerScope(owner(parts), { requireOwner: false });
+  if (!scope) throw new Error("test bug: empty scope");
+  return scope;
+}
+
+const ALICE = scopeOf({ principalId: "alice", tenantId: "acme" });
+const BOB = scopeOf({ principalId: "bob", tenantId: "acme" });
+const ANON = scopeOf({});
+
+const NODE_A = "node-a";
+const NODE_B = "node-b";
+/** The lease of the runs in these tests, unless a test says otherwise. */
+const LEASE = 30_000;
+const DAY = 24 * 60 * 60 * 1000;
+
+/** The status message of a task handed back by `releaseLease`. */
+const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
+
+/** The writes a run makes, each carrying the run's fence in its scope. */
+type FencedWrite = (store: TaskStore, taskId: string, scope: OwnerScope) => Promise<unknown>;
+
+const FENCED_WRITES: Record<string, FencedWrite> = {
+  complete: (s, id, sc) => s.complete(id, sc, { content: [] }),
+  fail: (s, id, sc) => s.fail(id, sc, { code: -32603, message: "boom" }),
+  requireInput: (s, id, sc) => s.requireInput(id, sc, { late: { method: "elicitation/create" } }),
+  setStatusMessage: (s, id, sc) => s.setStatusMessage(id, sc, "halfway"),
+  markCancelled: (s, id, sc) => s.markCancelled(id, sc),
+  takeInputResponses: (s, id, sc) => s.takeInputResponses(id, sc),
+  requeue: (s, id, sc) => (s as TaskQueueStore).requeue(id, sc, "once more"),
+};
+
+/** The fenced writes that are state-machine intents (and so refuse a finished task). */
+const INTENT_WRITES = [
+  "complete",
+  "fail",
+  "requireInput",
+  "setStatusMessage",
+  "markCancelled",
+  "requeue",
+];
+
+/**
+ * The queue contract of {@link TaskQueueStore}, run next to `describeTaskStoreContract`:
+ * the task table is the queue. Covers `claim` (oldest first across owners, limits, tool
+ * filters, backoff, no double claim), fencing (every write of a run names its holder and
+ * fencing token; a superseded run's writes are refused with `lease_lost`), lease renewal
+ * and hand-back, requeue with backoff, orphan recovery, the answers a re-run inherits and
+ * the `queued` / `claimed` change events.
+ *
+ * @example
+ * ```ts
+ * describeQueueStoreContract("my store", ({ clock }) => new MyStore({ clock }));
+ * ```
+ */
+export function describeQueueStoreContract(
+  name: string,
+  makeStore: QueueContractStoreFactory,
+  suiteOptions: ContractSuiteOptions = {},
+): void {
+  const watchTimeoutMs = suiteOptions.watchTimeoutMs ?? 2000;
+  const concurrency = suiteOptions.concurrency ?? 50;
+
+  describe(`TaskQueueStore contract: ${name}`, () => {
+    let clock: ManualClock;
+    let store: TaskQueueStore;
+    const ids = createIdGenerator();
+
+    beforeEach(async () => {
+      clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
+      store = await makeStore({ clock });
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    function newTask(overrides: Partial<NewTask> = {}): NewTask {
+      return {
+        taskId: ids(),
+        era: "2026-07-28",
+        request: { toolName: "slow_compute", arguments: {} },
+        ttlMs: 60_000,
+        ttlAnchor: "terminal",
+        pollIntervalMs: 500,
+        ...overrides,
+      };
+    }
+
+    /** A task created queued (no worker yet). */
+    function queued(overrides: Partial<NewTask> = {}, scope = ALICE): Promise<TaskRecord> {
+      return store.create(newTask(overrides), scope);
+    }
+
+    /** A task created claimed by `holder` (its first run, fencing token 1). */
+    function held(
+      overrides: Partial<NewTask> = {},
+      scope = ALICE,
+      holder = NODE_A,
+      durationMs = LEASE,
+    ): Promise<TaskRecord> {
+      return store.create(newTask({ lease: { holder, durationMs }, ...overrides }), scope);
+    }
+
+    function policy(execution: Partial<ExecutionPolicy>): Partial<NewTask> {
+      return { execution };
+    }
+
+    /** The scope a run writes with: the task owner's scope plus the run's fence. */
+    function runOf(record: TaskRecord, scope = ALICE): OwnerScope {
+      const { holder, fencingToken } = record.execution;
+      if (holder === null) throw new Error(`test bug: task ${record.taskId} is not held`);
+      return { ...scope, fence: { holder, fencingToken } };
+    }
+
+    async function claimAll(holder = NODE_A, leaseMs = LEASE): Promise<TaskRecord[]> {
+      return store.claim(holder, { limit: 1000, leaseMs });
+    }
+
+    /** A task whose first run (node A, token 1) was superseded by a second (token 2). */
+    async function superseded(secondHolder = NODE_B) {
+      const first = await held();
+      expect(await store.releaseLease(first.taskId, runOf(first))).toBe(true);
+      const [second] = await store.claim(secondHolder, { limit: 1, leaseMs: LEASE });
+      expect(second?.taskId).toBe(first.taskId);
+      return { stale: runOf(first), current: runOf(second!), task: second! };
+    }
+
+    async function expectError(promise: Promise<unknown>, code: TaskErrorCode): Promise<void> {
+      try {
+        await promise;
+      } catch (error) {
+        expect(isTaskError(error), `expected a TaskError, got ${String(error)}`).toBe(true);
+        expect((error as { code: string }).code).toBe(code);
+        return;
+      }
+      throw new Error(`expected ${code}, but the call succeeded`);
+    }
+
+    function collect(taskId?: string) {
+      const events: TaskChange[] = [];
+      const waiters: { n: number; resolve: () => void }[] = [];
+      const stop = store.watch((change) => {
+        events.push(change);
+        for (const w of waiters.splice(0)) {
+          if (events.length >= w.n) w.resolve();
+          else waiters.push(w);
+        }
+      }, taskId);
+      const atLeast = (n: number) =>
+        new Promise<void>((resolve, reject) => {
+          if (events.length >= n) return resolve();
+          const timer = setTimeout(
+            () => reject(new Error(`only ${events.length} of ${n} change events arrived`)),
+            watchTimeoutMs,
+          );
+          waiters.push({
+            n,
+            resolve: () => {
+              clearTimeout(timer);
+              resolve();
+            },
+          });
+        });
+      const seen = () => events.map((e) => [e.taskId, e.kind, e.status, e.version]);
+      return { events, atLeast, stop, seen };
+    }
+
+    describe("creation", () => {
+      it("a task created without a lease is queued: no holder, no attempt yet, token 0", async () => {
+        const t = await queued();
+        expect(t.execution).toEqual({
+          ...DEFAULT_EXECUTION_POLICY,
+          attempt: 0,
+          holder: null,
+          fencingToken: 0,
+          leaseExpiresAt: null,
+          availableAt: null,
+        });
+        expect(await store.get(t.taskId, ALICE)).toEqual(t);
+      });
+
+      it("a task created with a lease is claimed by its holder: attempt 1, token 1, lease from now", async () => {
+        const custom = { maxAttempts: 3, backoffMs: 250, retryOnError: true, deadlineMs: 9000 };
+        const t = await held({ execution: custom }, ALICE, NODE_B, 5000);
+        expect(t.execution).toEqual({
+          ...custom,
+          attempt: 1,
+          holder: NODE_B,
+          fencingToken: 1,
+          leaseExpiresAt: clock.now() + 5000,
+          availableAt: null,
+        });
+        expect(await store.get(t.taskId, ALICE)).toEqual(t);
+        expect(await claimAll()).toEqual([]);
+      });
+    });
+
+    describe("claim", () => {
+      it("claims queued tasks oldest first, across owners, each exactly as claimTask makes it", async () => {
+        const a = await queued({}, ALICE);
+        clock.advance(1);
+        const b = await queued({}, BOB);
+        const c = await queued({}, ANON); // same millisecond: creation order still holds
+        const d = await queued({}, ALICE);
+        clock.advance(10);
+        const claimed = await store.claim(NODE_A, { limit: 10, leaseMs: 5000 });
+        expect(claimed).toEqual([a, b, c, d].map((t) => claimTask(t, NODE_A, 5000, clock.now())));
+        for (const t of claimed) {
+          expect(t.version).toBe(2);
+          expect(t.execution).toMatchObject({
+            attempt: 1,
+            holder: NODE_A,
+            fencingToken: 1,
+            leaseExpiresAt: clock.now() + 5000,
+            availableAt: null,
+          });
+        }
+        expect(await store.get(b.taskId, BOB)).toEqual(claimed[1]);
+      });
+
+      it("claims at most limit tasks; the next claim goes on with the next oldest", async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 5; i++) created.push((await queued()).taskId);
+        const first = await store.claim(NODE_A, { limit: 2, leaseMs: LEASE });
+        const second = await store.claim(NODE_B, { limit: 2, leaseMs: LEASE });
+        const third = await store.claim(NODE_A, { limit: 2, leaseMs: LEASE });
+        expect(first.map((t) => t.taskId)).toEqual(created.slice(0, 2));
+        expect(second.map((t) => t.taskId)).toEqual(created.slice(2, 4));
+        expect(third.map((t) => t.taskId)).toEqual(created.slice(4));
+        expect(second.every((t) => t.execution.holder === NODE_B)).toBe(true);
+        expect(await claimAll()).toEqual([]);
+      });
+
+      it("a limit of 0 claims nothing", async () => {
+        const t = await queued();
+        expect(await store.claim(NODE_A, { limit: 0, leaseMs: LEASE })).toEqual([]);
+        expect(await store.get(t.taskId, ALICE)).toEqual(t);
+      });
+
+      it("claims only tasks of the given tools; the others wait for a worker that runs them", async () => {
+        const tool = (toolName: string) => ({ request: { toolName, arguments: {} } });
+        const a = await queued(tool("resize"));
+        const b = await queued(tool("transcode"));
+        const c = await queued(tool("ocr"));
+        const d = await queued(tool("resize"));
+        const mine = await store.claim(NODE_A, {
+          limit: 10,
+          leaseMs: LEASE,
+          toolNames: ["resize", "ocr"],
+        });
+        expect(mine.map((t) => t.taskId)).toEqual([a.taskId, c.taskId, d.taskId]);
+        expect(
+          await store.claim(NODE_A, { limit: 10, leaseMs: LEASE, toolNames: ["nope"] }),
+        ).toEqual([]);
+        expect((await claimAll(NODE_B)).map((t) => t.taskId)).toEqual([b.taskId]);
+      });
+
+      it("an empty list of tools claims nothing", async () => {
+        await queued();
+        expect(await store.claim(NODE_A, { limit: 10, leaseMs: LEASE, toolNames: [] })).toEqual([]);
+        expect(await claimAll()).toHaveLength(1);
+      });
+
+      it("never claims a held task, even one whose lease ran out (recoverOrphans' job)", async () => {
+        const t = await held({}, ALICE, NODE_A, 1000);
+        expect(await claimAll(NODE_B)).toEqual([]);
+        clock.advance(10 * DAY);
+        expect(await claimAll(NODE_B)).toEqual([]);
+        expect((await store.get(t.taskId, ALICE)).execution.holder).toBe(NODE_A);
+      });
+
+      it("never claims a finished task", async () => {
+        const done = await queued({ ttlMs: null });
+        await store.complete(done.taskId, ALICE, {});
+        const cancelled = await queued({ ttlMs: null });
+        await store.markCancelled(cancelled.taskId, ALICE);
+        expect(await claimAll()).toEqual([]);
+      });
+
+      it("never claims or recovers a deleted task", async () => {
+        const gone = await queued();
+        const lost = await held({}, ALICE, NODE_A, 100);
+        const kept = await queued();
+        await store.delete(gone.taskId, ALICE);
+        await store.delete(lost.taskId, ALICE);
+        clock.advance(100);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect((await claimAll()).map((t) => t.taskId)).toEqual([kept.taskId]);
+      });
+
+      it("claims a task with a cancel request: its worker acknowledges it", async () => {
+        const t = await queued();
+        const requested = await store.requestCancel(t.taskId, ALICE);
+        const [claimed] = await claimAll();
+        expect(claimed?.taskId).toBe(t.taskId);
+        expect(claimed?.cancelRequestedAt).toBe(requested.cancelRequestedAt);
+        const ack = await store.markCancelled(t.taskId, runOf(claimed!));
+        expect(ack.status).toBe("cancelled");
+        expect(ack.execution.holder).toBeNull();
+      });
+
+      it("a task back in the queue keeps its place: claimed before younger tasks", async () => {
+        const old = await held(policy({ maxAttempts: 3, backoffMs: 0 }));
+        const young = await queued();
+        await store.requeue(old.taskId, runOf(old), "retry");
+        const younger = await queued();
+        expect((await claimAll()).map((t) => t.taskId)).toEqual([
+          old.taskId,
+          young.taskId,
+          younger.taskId,
+        ]);
+      });
+
+      it(`${concurrency} concurrent claims never hand out one task twice`, async () => {
+        const created = new Set<string>();
+        for (let i = 0; i < 30; i++) {
+          created.add((await queued({}, i % 2 === 0 ? ALICE : BOB)).taskId);
+        }
+        const batches = await Promise.all(
+          Array.from({ length: concurrency }, (_, i) =>
+            store.claim(`node-${i}`, { limit: 2, leaseMs: LEASE }),
+          ),
+        );
+        const claimed = batches.flat();
+        expect(claimed.map((t) => t.taskId).sort()).toEqual([...created].sort());
+        for (const t of claimed) expect(t.execution.fencingToken).toBe(1);
+        expect(await claimAll()).toEqual([]);
+      });
+
+      it("fencing tokens grow with every claim; attempts count runs, not hand-backs", async () => {
+        const t = await queued(policy({ maxAttempts: 5, backoffMs: 0 }));
+        const [run1] = await claimAll(NODE_A);
+        expect(run1!.execution).toMatchObject({ attempt: 1, fencingToken: 1 });
+        await store.requeue(t.taskId, runOf(run1!), "again");
+        const [run2] = await claimAll(NODE_B);
+        expect(run2!.execution).toMatchObject({ attempt: 2, fencingToken: 2 });
+        await store.releaseLease(t.taskId, runOf(run2!));
+        const [run3] = await claimAll(NODE_A);
+        expect(run3!.execution).toMatchObject({ attempt: 2, fencingToken: 3 });
+      });
+    });
+
+    describe("fenced writes", () => {
+      for (const [op, write] of Object.entries(FENCED_WRITES)) {
+        it(`${op} by a superseded run is refused with lease_lost and changes nothing`, async () => {
+          const { stale, current, task } = await superseded();
+          await expectError(write(store, task.taskId, stale), "lease_lost");
+          expect(await store.get(task.taskId, ALICE)).toEqual(task);
+          await write(store, task.taskId, current);
+        });
+
+        it(`${op} by an older run of the same holder is refused: the token decides`, async () => {
+          const { stale, current, task } = await superseded(NODE_A);
+          expect(stale.fence?.holder).toBe(current.fence?.holder);
+          await expectError(write(store, task.taskId, stale), "lease_lost");
+          expect(await store.get(task.taskId, ALICE)).toEqual(task);
+          await write(store, task.taskId, current);
+        });
+
+        it(`${op} by a run of a task back in the queue is refused with lease_lost`, async () => {
+          const t = await held(policy({ maxAttempts: 2, backoffMs: 0 }));
+          const requeued = await store.requeue(t.taskId, runOf(t), "retry");
+          await expectError(write(store, t.taskId, runOf(t)), "lease_lost");
+          expect(await store.get(t.taskId, ALICE)).toEqual(requeued);
+        });
+
+        it(`${op} with a fence naming the right token but another holder is refused`, async () => {
+          const t = await held();
+          const impostor: OwnerScope = { ...ALICE, fence: { holder: NODE_B, fencingToken: 1 } };
+          await expectError(write(store, t.taskId, impostor), "lease_lost");
+          expect(await store.get(t.taskId, ALICE)).toEqual(t);
+        });
+      }
+
+      for (const op of INTENT_WRITES) {
+        it(`${op} by the run of a finished task is an invalid_transition, not lease_lost`, async () => {
+          const t = await held();
+          const done = await store.complete(t.taskId, runOf(t), { content: [] });
+          await expectError(FENCED_WRITES[op]!(store, t.taskId, runOf(t)), "invalid_transition");
+          expect(await store.get(t.taskId, ALICE)).toEqual(done);
+        });
+      }
+
+      it("takeInputResponses by the run of a finished task is lease_lost (no transition to refuse)", async () => {
+        const t = await held();
+        await store.markCancelled(t.taskId, ALICE); // a client's immediate cancel
+        await expectError(store.takeInputResponses(t.taskId, runOf(t)), "lease_lost");
+      });
+
+      it("the current run's writes are applied and keep the task held", async () => {
+        const t = await held();
+        const run = runOf(t);
+        const asked = await store.requireInput(t.taskId, run, {
+          q: { method: "elicitation/create" },
+        });
+        expect(asked.execution).toEqual(t.execution);
+        await store.submitInput(t.taskId, ALICE, { q: { action: "accept" } });
+        const taken = await store.takeInputResponses(t.taskId, run);
+        expect(taken.responses).toEqual({ q: { action: "accept" } });
+        const noted = await store.setStatusMessage(t.taskId, run, "50%");
+        expect(noted.execution.holder).toBe(NODE_A);
+        const done = await store.complete(t.taskId, run, { content: [] });
+        expect(done.status).toBe("completed");
+        expect(done.execution).toMatchObject({
+          holder: null,
+          leaseExpiresAt: null,
+          fencingToken: 1,
+          attempt: 1,
+        });
+      });
+
+      it("a run whose lease ran out keeps the task until the orphan is recovered", async () => {
+        const t = await held({}, ALICE, NODE_A, 1000);
+        clock.advance(5000);
+        await store.setStatusMessage(t.taskId, runOf(t), "still here");
+        expect(await store.renewLease(t.taskId, runOf(t), 1000)).toBe(true);
+        clock.advance(1000);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        await expectError(store.complete(t.taskId, runOf(t), {}), "invalid_transition");
+      });
+
+      it("client writes carry no fence and apply whoever holds the task", async () => {
+        const t = await held();
+        await store.requireInput(t.taskId, runOf(t), { q: { method: "elicitation/create" } });
+        const answered = await store.submitInput(t.taskId, ALICE, { q: { ok: true } });
+        expect(answered.acceptedKeys).toEqual(["q"]);
+        const requested = await store.requestCancel(t.taskId, ALICE);
+        expect(requested.execution.holder).toBe(NODE_A);
+        const cancelled = await store.markCancelled(t.taskId, ALICE);
+        expect(cancelled.status).toBe("cancelled");
+        expect(cancelled.execution.holder).toBeNull();
+        await expectError(store.complete(t.taskId, runOf(t), {}), "invalid_transition");
+        expect(await store.renewLease(t.taskId, runOf(t), LEASE)).toBe(false);
+      });
+
+      it("of a run's completion racing the orphan sweep, exactly one takes effect", async () => {
+        const tasks: TaskRecord[] = [];
+        for (let i = 0; i < 10; i++) {
+          tasks.push(await held(policy({ maxAttempts: 2, backoffMs: 0 }), ALICE, NODE_A, 100));
+        }
+        clock.advance(100);
+        const [sweep, ...writes] = await Promise.all([
+          store.recoverOrphans(),
+          ...tasks.map((t) =>
+            store.complete(t.taskId, runOf(t), { content: [] }).then(
+              () => "completed",
+              (error: unknown) => (isTaskError(error, "lease_lost") ? "lost" : String(error)),
+            ),
+          ),
+        ]);
+        const completed = writes.filter((w) => w === "completed").length;
+        const lost = writes.filter((w) => w === "lost").length;
+        expect(completed + lost).toBe(tasks.length);
+        expect(sweep).toEqual({ requeued: lost, failed: 0 });
+        for (const t of tasks) {
+          const now = await store.get(t.taskId, ALICE);
+          expect(now.status === "completed" || now.execution.holder === null).toBe(true);
+        }
+      });
+    });
+
+    describe("owners", () => {
+      it("a claimed record carries its real owner; the run writes as that owner", async () => {
+        const a = await queued({}, ALICE);
+        const b = await queued({}, BOB);
+        const u = await queued({}, ANON);
+        const claimed = await claimAll();
+        expect(claimed.map((t) => t.owner)).toEqual([ALICE.owner, BOB.owner, ANON.owner]);
+        await store.complete(b.taskId, runOf(claimed[1]!, BOB), {});
+        await store.setStatusMessage(u.taskId, runOf(claimed[2]!, ANON), "unowned");
+        await store.setStatusMessage(a.taskId, runOf(claimed[0]!, ALICE), "alice's");
+      });
+
+      it("the holder's fence opens nothing outside the caller's scope", async () => {
+        const t = await held({}, ALICE);
+        const asBob = runOf(t, BOB);
+        await expectError(store.get(t.taskId, asBob), "not_found_or_unauthorized");
+        await expectError(store.complete(t.taskId, asBob, {}), "not_found_or_unauthorized");
+        await expectError(store.requeue(t.taskId, asBob, "x"), "not_found_or_unauthorized");
+        await expectError(store.takeInputResponses(t.taskId, asBob), "not_found_or_unauthorized");
+        expect(await store.renewLease(t.taskId, asBob, LEASE)).toBe(false);
+        expect(await store.releaseLease(t.taskId, asBob)).toBe(false);
+        expect((await store.list(BOB, { limit: 10 })).tasks).toEqual([]);
+        expect(await store.get(t.taskId, ALICE)).toEqual(t);
+      });
+    });
+
+    describe("renewLease", () => {
+      it("extends the lease to leaseMs from now, without a version bump or an event", async () => {
+        const t = await held({}, ALICE, NODE_A, 1000);
+        const feed = collect(t.taskId);
+        clock.advance(600);
+        expect(await store.renewLease(t.taskId, runOf(t), 5000)).toBe(true);
+        const after = await store.get(t.taskId, ALICE);
+        expect(after).toEqual({
+          ...t,
+          execution: { ...t.execution, leaseExpiresAt: clock.now() + 5000 },
+        });
+        await store.setStatusMessage(t.taskId, runOf(t), "marker");
+        await feed.atLeast(1);
+        feed.stop();
+        expect(feed.events.map((e) => [e.kind, e.version])).toEqual([
+          ["status_message", t.version + 1],
+        ]);
+      });
+
+      it("keeps a running task from being recovered as an orphan", async () => {
+        const t = await held({}, ALICE, NODE_A, 1000);
+        for (let i = 0; i < 5; i++) {
+          clock.advance(800);
+          expect(await store.renewLease(t.taskId, runOf(t), 1000)).toBe(true);
+          expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        }
+        clock.advance(999);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        clock.advance(1);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+      });
+
+      it("may shorten the lease: the new deadline is now + leaseMs, whatever came before", async () => {
+        const t = await held({}, ALICE, NODE_A, 10_000);
+        expect(await store.renewLease(t.taskId, runOf(t), 100)).toBe(true);
+        clock.advance(100);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+      });
+
+      it("resolves false for a superseded run, a queued, finished, missing or foreign task", async () => {
+        const { stale, current, task } = await superseded();
+        expect(await store.renewLease(task.taskId, stale, LEASE)).toBe(false);
+        expect(await store.get(task.taskId, ALICE)).toEqual(task);
+        expect(await store.renewLease("missing-task", current, LEASE)).toBe(false);
+        expect(await store.renewLease(task.taskId, { ...BOB, fence: current.fence! }, LEASE)).toBe(
+          false,
+        );
+        await store.releaseLease(task.taskId, current);
+        expect(await store.renewLease(task.taskId, current, LEASE)).toBe(false);
+        const done = await held();
+        await store.complete(done.taskId, runOf(done), {});
+        expect(await store.renewLease(done.taskId, runOf(done), LEASE)).toBe(false);
+      });
+    });
+
+    describe("releaseLease", () => {
+      it("hands the task back at once, its attempt not counted, for another worker to claim", async () => {
+        const t = await held(policy({ maxAttempts: 1, backoffMs: 60_000 }));
+        clock.advance(10);
+        expect(await store.releaseLease(t.taskId, runOf(t))).toBe(true);
+        const released = await store.get(t.taskId, ALICE);
+        expect(released).toEqual(
+          requeueTask(t, clock.now(), {
+            countAttempt: false,
+            backoffMs: 0,
+            statusMessage: RELEASED_MESSAGE,
+          }),
+        );
+        expect(released.status).toBe("working");
+        expect(released.version).toBe(t.version + 1);
+        expect(released.execution).toMatchObject({
+          attempt: 0,
+          holder: null,
+          leaseExpiresAt: null,
+          availableAt: null,
+          fencingToken: 1,
+        });
+        const [again] = await claimAll(NODE_B);
+        expect(again?.execution).toMatchObject({ attempt: 1, fencingToken: 2, holder: NODE_B });
+      });
+
+      it("drops the run's open questions; their answers stay with the task", async () => {
+        const t = await held();
+        await store.requireInput(t.taskId, runOf(t), {
+          a: { method: "elicitation/create" },
+          b: { method: "elicitation/create" },
+        });
+        await store.submitInput(t.taskId, ALICE, { a: { action: "accept" } });
+        expect(await store.releaseLease(t.taskId, runOf(t))).toBe(true);
+        const released = await store.get(t.taskId, ALICE);
+        expect(released.status).toBe("working");
+        expect(released.inputRequests).toEqual({});
+        expect(released.inputResponses).toEqual({});
+        expect(released.inputAnswers).toEqual({ a: { action: "accept" } });
+      });
+
+      it("resolves false, changing nothing, when the run no longer holds the task", async () => {
+        const { stale, current, task } = await superseded();
+        expect(await store.releaseLease(task.taskId, stale)).toBe(false);
+        expect(await store.get(task.taskId, ALICE)).toEqual(task);
+        expect(await store.releaseLease("missing-task", current)).toBe(false);
+        expect(await store.releaseLease(task.taskId, current)).toBe(true);
+        expect(await store.releaseLease(task.taskId, current)).toBe(false);
+        const done = await held();
+        const completed = await store.complete(done.taskId, runOf(done), {});
+        expect(await store.releaseLease(done.taskId, runOf(done))).toBe(false);
+        expect(await store.get(done.taskId, ALICE)).toEqual(completed);
+      });
+    });
+
+    describe("requeue", () => {
+      it("counts the attempt and waits out the task's backoff", async () => {
+        const t = await held(policy({ maxAttempts: 3, backoffMs: 5000 }));
+        clock.advance(20);
+        const requeued = await store.requeue(t.taskId, runOf(t), "Retrying after a timeout");
+        expect(requeued).toEqual(
+          requeueTask(t, clock.now(), {
+            countAttempt: true,
+            backoffMs: 5000,
+            statusMessage: "Retrying after a timeout",
+          }),
+        );
+        expect(requeued.execution).toMatchObject({
+          attempt: 1,
+          holder: null,
+          leaseExpiresAt: null,
+          availableAt: clock.now() + 5000,
+        });
+        expect(await store.get(t.taskId, ALICE)).toEqual(requeued);
+        clock.advance(4999);
+        expect(await claimAll(NODE_B)).toEqual([]);
+        clock.advance(1);
+        const [again] = await claimAll(NODE_B);
+        expect(again?.execution).toMatchObject({
+          attempt: 2,
+          fencingToken: 2,
+          holder: NODE_B,
+          availableAt: null,
+        });
+      });
+
+      it("a task waiting out its backoff does not hold up younger tasks", async () => {
+        const t = await held(policy({ maxAttempts: 3, backoffMs: 1000 }));
+        await store.requeue(t.taskId, runOf(t), "later");
+        const young = await queued();
+        expect((await claimAll()).map((x) => x.taskId)).toEqual([young.taskId]);
+        clock.advance(1000);
+        expect((await claimAll()).map((x) => x.taskId)).toEqual([t.taskId]);
+      });
+
+      it("with no backoff the task may be claimed at once", async () => {
+        const t = await held(policy({ maxAttempts: 2, backoffMs: 0 }));
+        const requeued = await store.requeue(t.taskId, runOf(t), null);
+        expect(requeued.execution.availableAt).toBeNull();
+        expect(requeued.statusMessage).toBeNull();
+        expect((await claimAll()).map((x) => x.taskId)).toEqual([t.taskId]);
+      });
+
+      it("drops pending questions and untaken responses; answers survive in inputAnswers", async () => {
+        const t = await held(policy({ maxAttempts: 2, backoffMs: 0 }));
+        const run = runOf(t);
+        await store.requireInput(t.taskId, run, { name: { method: "elicitation/create" } });
+        await store.submitInput(t.taskId, ALICE, { name: { value: "Zoë" } });
+        await store.takeInputResponses(t.taskId, run);
+        await store.requireInput(t.taskId, run, {
+          size: { method: "elicitation/create" },
+          colour: { method: "elicitation/create" },
+        });
+        await store.submitInput(t.taskId, ALICE, { size: { value: "L" } }); // not taken
+        const requeued = await store.requeue(t.taskId, run, "retry");
+        expect(requeued.status).toBe("working");
+        expect(requeued.inputRequests).toEqual({});
+        expect(requeued.inputResponses).toEqual({});
+        expect(requeued.inputAnswers).toEqual({ name: { value: "Zoë" }, size: { value: "L" } });
+        // The next run asks again what was never answered, and gets the rest at once.
+        const [next] = await claimAll(NODE_B);
+        expect(next?.inputAnswers).toEqual(requeued.inputAnswers);
+        const asked = await store.requireInput(t.taskId, runOf(next!), {
+          colour: { method: "elicitation/create" },
+        });
+        expect(asked.status).toBe("input_required");
+      });
+
+      it("refuses a superseded run (lease_lost) and a finished task (invalid_transition)", async () => {
+        const { stale, task } = await superseded();
+        await expectError(store.requeue(task.taskId, stale, "x"), "lease_lost");
+        const done = await held();
+        await store.fail(done.taskId, runOf(done), { code: -1, message: "x" });
+        await expectError(store.requeue(done.taskId, runOf(done), "x"), "invalid_transition");
+      });
+    });
+
+    describe("recoverOrphans", () => {
+      it("puts an orphan with attempts left back in the queue, after its backoff", async () => {
+        const t = await held(policy({ maxAttempts: 2, backoffMs: 3000 }), ALICE, NODE_A, 1000);
+        clock.advance(999);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        clock.advance(1);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+        const recovered = await store.get(t.taskId, ALICE);
+        expect(recovered).toEqual(recoverOrphan(t, clock.now()));
+        expect(recovered.status).toBe("working");
+        expect(recovered.statusMessage).toBe(retryingMessage("the worker was lost", 2, 2));
+        expect(recovered.version).toBe(t.version + 1);
+        expect(recovered.lastUpdatedAt).toBe(clock.now());
+        expect(recovered.execution).toMatchObject({
+          attempt: 1,
+          holder: null,
+          leaseExpiresAt: null,
+          availableAt: clock.now() + 3000,
+        });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        clock.advance(2999);
+        expect(await claimAll(NODE_B)).toEqual([]);
+        clock.advance(1);
+        const [again] = await claimAll(NODE_B, 1000);
+        expect(again?.execution).toMatchObject({ attempt: 2, fencingToken: 2 });
+        // Lost again, on its last attempt: now it fails.
+        clock.advance(1000);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        expect((await store.get(t.taskId, ALICE)).status).toBe("failed");
+      });
+
+      it("fails an orphan on its last attempt with the worker-lost error", async () => {
+        const t = await held({}, ALICE, NODE_A, 1000);
+        clock.advance(1000);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        const failed = await store.get(t.taskId, ALICE);
+        expect(failed).toEqual(recoverOrphan(t, clock.now()));
+        expect(failed.status).toBe("failed");
+        expect(failed.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
+        expect(failed.statusMessage).toBe(WORKER_LOST_ERROR.message);
+        expect(failed.expiresAt).toBe(clock.now() + 60_000);
+        expect(failed.execution).toMatchObject({ holder: null, leaseExpiresAt: null });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      });
+
+      it("recovers an orphan in input_required, dropping its questions", async () => {
+        const t = await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 1000);
+        await store.requireInput(t.taskId, runOf(t), { q: { method: "elicitation/create" } });
+        clock.advance(1000);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+        const recovered = await store.get(t.taskId, ALICE);
+        expect(recovered.status).toBe("working");
+        expect(recovered.inputRequests).toEqual({});
+      });
+
+      it("leaves live leases, queued tasks and finished tasks alone", async () => {
+        const live = await held({}, ALICE, NODE_A, 10 * DAY);
+        const waiting = await queued();
+        const done = await held({ ttlMs: null }, ALICE, NODE_A, 1000);
+        await store.complete(done.taskId, runOf(done), {});
+        clock.advance(DAY);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect((await store.get(live.taskId, ALICE)).execution.holder).toBe(NODE_A);
+        expect(await store.get(waiting.taskId, ALICE)).toEqual(waiting);
+        expect((await store.get(done.taskId, ALICE)).status).toBe("completed");
+      });
+
+      it("counts requeued and failed orphans and honours its limit", async () => {
+        for (let i = 0; i < 3; i++) await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 100);
+        for (let i = 0; i < 2; i++) await held({}, BOB, NODE_B, 100);
+        await held({}, ALICE, NODE_A, 10_000);
+        clock.advance(100);
+        const first = await store.recoverOrphans({ limit: 2 });
+        const second = await store.recoverOrphans({ limit: 2 });
+        const third = await store.recoverOrphans({ limit: 2 });
+        for (const sweep of [first, second]) expect(sweep.requeued + sweep.failed).toBe(2);
+        expect(third.requeued + third.failed).toBe(1);
+        expect(first.requeued + second.requeued + third.requeued).toBe(3);
+        expect(first.failed + second.failed + third.failed).toBe(2);
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      });
+
+      it("concurrent sweeps recover each orphan exactly once", async () => {
+        for (let i = 0; i < 12; i++) {
+          await held(policy({ maxAttempts: i % 2 === 0 ? 1 : 2 }), ALICE, NODE_A, 100);
+        }
+        clock.advance(100);
+        const sweeps = await Promise.all(
+          Array.from({ length: 6 }, () => store.recoverOrphans({ limit: 3 })),
+        );
+        sweeps.push(await store.recoverOrphans());
+        const requeued = sweeps.reduce((n, s) => n + s.requeued, 0);
+        const failed = sweeps.reduce((n, s) => n + s.failed, 0);
+        expect({ requeued, failed }).toEqual({ requeued: 6, failed: 6 });
+      });
+
+      it("the lost run's writes are refused afterwards", async () => {
+        const t = await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 100);
+        clock.advance(100);
+        await store.recoverOrphans();
+        await expectError(store.complete(t.taskId, runOf(t), {}), "lease_lost");
+        expect(await store.renewLease(t.taskId, runOf(t), LEASE)).toBe(false);
+        expect(await store.releaseLease(t.taskId, runOf(t))).toBe(false);
+      });
+    });
+
+    describe("change feed", () => {
+      it("a create without a lease reports created then queued; with a lease only created", async () => {
+        const feed = collect();
+        const a = await queued();
+        const b = await held();
+        await feed.atLeast(3);
+        await store.setStatusMessage(b.taskId, runOf(b), "marker");
+        await feed.atLeast(4);
+        feed.stop();
+        expect(feed.seen()).toEqual([
+          [a.taskId, "created", "working", 1],
+          [a.taskId, "queued", "working", 1],
+          [b.taskId, "created", "working", 1],
+          [b.taskId, "status_message", "working", 2],
+        ]);
+      });
+
+      it("claim reports claimed; requeue, release and a recovered orphan report queued", async () => {
+        const t = await queued(policy({ maxAttempts: 3, backoffMs: 0 }));
+        const feed = collect(t.taskId);
+        const [run1] = await claimAll(NODE_A, 100);
+        await store.requeue(t.taskId, runOf(run1!), "again");
+        const [run2] = await claimAll(NODE_B, 100);
+        await store.releaseLease(t.taskId, runOf(run2!));
+        await claimAll(NODE_A, 100);
+        clock.advance(100);
+        await store.recoverOrphans();
+        await feed.atLeast(6);
+        feed.stop();
+        expect(feed.events.map((e) => [e.kind, e.status, e.version])).toEqual([
+          ["claimed", "working", 2],
+          ["queued", "working", 3],
+          ["claimed", "working", 4],
+          ["queued", "working", 5],
+          ["claimed", "working", 6],
+          ["queued", "working", 7],
+        ]);
+      });
+
+      it("an orphan failed for good reports status_changed", async () => {
+        const t = await held({}, ALICE, NODE_A, 100);
+        const feed = collect(t.taskId);
+        clock.advance(100);
+        await store.recoverOrphans();
+        await feed.atLeast(1);
+        feed.stop();
+        expect(feed.events.map((e) => [e.kind, e.status, e.version])).toEqual([
+          ["status_changed", "failed", t.version + 1],
+        ]);
+      });
+    });
+  });
+}

@@ -1,0 +1,297 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  ManualClock,
+  owner,
+  type TaskContext,
+  type TaskRecord,
+  TaskRunner,
+  type TaskRunnerOptions,
+  TaskService,
+  type ToolDefinition,
+} from "../src/index.js";
+import { ReferenceTaskStore } from "./support/reference-store.js";
+
+const alice = owner({ principalId: "alice" });
+const era = "2026-07-28" as const;
+
+const runners: TaskRunner[] = [];
+afterEach(async () => {
+  for (const runner of runners.splice(0)) {
+    runner.stopClaiming();
+    runner.abortAll();
+    await runner.drain();
+  }
+});
+
+/** One node: a service and a runner over a shared store, with fast scans for tests. */
+function node(store: ReferenceTaskStore, options: Partial<TaskRunnerOptions> = {}) {
+  const service = new TaskService({ store, waitRecheckMs: 20 });
+  const runner = new TaskRunner({
+    service,
+    settleRetryMs: 1,
+    scanIntervalMs: 10,
+    recheckMs: 20,
+    onError: () => {},
+    ...options,
+  });
+  runners.push(runner);
+  return { service, runner };
+}
+
+function tool(name: string, run: ToolDefinition["run"], execution?: ToolDefinition["execution"]) {
+  return {
+    name,
+    inputSchema: { type: "object" },
+    taskMode: "optional",
+    run,
+    ...(execution !== undefined && { execution }),
+  } satisfies ToolDefinition;
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = await read();
+    if (done(value)) return value;
+    await sleep(10);
+  }
+  throw new Error("timed out");
+}
+
+const text = (value: string) => ({ content: [{ type: "text", text: value }] });
+const never = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) =>
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+  );
+
+describe("durable execution", () => {
+  it("queues a task created where nobody claims, and runs it by tool name on a worker", async () => {
+    const store = new ReferenceTaskStore();
+    const job = tool("job", (_args, ctx) => text(`${ctx.worker} attempt ${ctx.attempt}`));
+    const http = node(store, { claim: false, tools: [job] });
+    const created = await http.runner.start(alice, {
+      era,
+      request: { toolName: "job", arguments: {} },
+    });
+    expect(created.statusMessage).toBe("Queued");
+    expect(created.execution.holder).toBeNull();
+    await sleep(30);
+    expect((await http.service.get(alice, created.taskId)).status).toBe("working");
+    const worker = node(store, { tools: [job], lease: { holder: "worker-1" } });
+    const done = await until(
+      () => worker.service.get(alice, created.taskId),
+      (t) => t.status === "completed",
+    );
+    expect(done.outcome).toEqual({ kind: "result", result: text("worker-1 attempt 1") });
+  });
+
+  it("never runs more than `concurrency` handlers at once; the rest wait queued", async () => {
+    const store = new ReferenceTaskStore();
+    let running = 0;
+    let peak = 0;
+    const job = tool("job", async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      await sleep(20);
+      running -= 1;
+      return text("ok");
+    });
+    const { service, runner } = node(store, { tools: [job], concurrency: 2 });
+    const tasks: TaskRecord[] = [];
+    for (let i = 0; i < 10; i++) {
+      tasks.push(await runner.start(alice, { era, request: { toolName: "job", arguments: {} } }));
+    }
+    expect(tasks.filter((t) => t.statusMessage === "Queued")).toHaveLength(8);
+    for (const t of tasks) {
+      await until(
+        () => service.get(alice, t.taskId),
+        (r) => r.status === "completed",
+      );
+    }
+    expect(peak).toBe(2);
+  });
+
+  it("re-runs a lost worker's task elsewhere, keeps the answers given, and fences the old run", async () => {
+    const clock = new ManualClock();
+    const store = new ReferenceTaskStore({ clock });
+    const oldRun: { ctx?: TaskContext; release?: () => void } = {};
+    const job = tool(
+      "job",
+      async (_args, ctx) => {
+        const { q } = await ctx.requireInput({ q: { method: "elicitation/create" } });
+        if (ctx.worker === "a") {
+          oldRun.ctx = ctx;
+          // A stalls (it stops renewing its lease, then wakes up much later).
+          await new Promise<void>((resolve) => {
+            oldRun.release = resolve;
+          });
+          await ctx.setStatusMessage("a is still here");
+          return text("a's result");
+        }
+        return text(`${ctx.worker} on attempt ${ctx.attempt} with ${JSON.stringify(q)}`);
+      },
+      { retry: { attempts: 3, backoffMs: 0 } },
+    );
+    const a = node(store, {
+      tools: [job],
+      lease: { holder: "a", durationMs: 1000, renewEveryMs: 3_600_000 },
+    });
+    const t = await a.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    await until(
+      () => a.service.get(alice, t.taskId),
+      (r) => r.status === "input_required",
+    );
+    await a.service.submitInput(alice, t.taskId, { q: { action: "accept" } });
+    await until(
+      async () => oldRun.ctx,
+      (ctx) => ctx !== undefined,
+    );
+    a.runner.stopClaiming();
+
+    clock.advance(1001);
+    const b = node(store, { tools: [job], lease: { holder: "b", durationMs: 1000 } });
+    const done = await until(
+      () => b.service.get(alice, t.taskId),
+      (r) => r.status === "completed",
+    );
+    expect(done.outcome).toEqual({
+      kind: "result",
+      result: text('b on attempt 2 with {"action":"accept"}'),
+    });
+    // B never asked again: the re-run got the answer given to the first run.
+    expect(done.answeredInputKeys).toEqual(["q"]);
+    expect(done.execution).toMatchObject({ attempt: 2, fencingToken: 2, holder: null });
+
+    // A wakes up: its writes are refused and its handler is told to stop.
+    oldRun.release?.();
+    await a.runner.drain();
+    expect(oldRun.ctx?.signal.aborted).toBe(true);
+    const after = await a.service.get(alice, t.taskId);
+    expect(after.outcome).toEqual(done.outcome);
+    expect(after.statusMessage).toBe(done.statusMessage);
+  });
+
+  it("fails a lost worker's task with Worker lost when its tool allows no retry", async () => {
+    const clock = new ManualClock();
+    const store = new ReferenceTaskStore({ clock });
+    const job = tool("job", (_args, ctx) => never(ctx.signal));
+    const a = node(store, {
+      tools: [job],
+      lease: { holder: "a", durationMs: 1000, renewEveryMs: 3_600_000 },
+    });
+    const t = await a.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    a.runner.stopClaiming();
+    clock.advance(1001);
+    const b = node(store, { tools: [job], lease: { holder: "b" } });
+    const failed = await until(
+      () => b.service.get(alice, t.taskId),
+      (r) => r.status === "failed",
+    );
+    expect(failed.outcome).toMatchObject({ kind: "error", error: { code: -32603 } });
+    expect((failed.outcome as { error: { message: string } }).error.message).toMatch(
+      /^Worker lost/,
+    );
+  });
+
+  it("fails a run past its deadline, or retries it while attempts remain", async () => {
+    const store = new ReferenceTaskStore();
+    let runs = 0;
+    const slow = tool("slow", (_args, ctx) => never(ctx.signal), { deadlineMs: 30 });
+    const flaky = tool(
+      "flaky",
+      async (_args, ctx) => {
+        runs += 1;
+        if (ctx.attempt === 1) return never(ctx.signal);
+        return text(`attempt ${ctx.attempt}`);
+      },
+      { deadlineMs: 30, retry: { attempts: 2, backoffMs: 0 } },
+    );
+    const { service, runner } = node(store, { tools: [slow, flaky] });
+    const a = await runner.start(alice, { era, request: { toolName: "slow", arguments: {} } });
+    const b = await runner.start(alice, { era, request: { toolName: "flaky", arguments: {} } });
+    const failed = await until(
+      () => service.get(alice, a.taskId),
+      (r) => r.status === "failed",
+    );
+    expect(failed.outcome).toMatchObject({
+      error: { code: -32603, message: "Deadline exceeded: a run may take at most 30 ms" },
+    });
+    const retried = await until(
+      () => service.get(alice, b.taskId),
+      (r) => r.status === "completed",
+    );
+    expect(retried.outcome).toEqual({ kind: "result", result: text("attempt 2") });
+    expect(runs).toBe(2);
+  });
+
+  it("retries a thrown error only when the tool opts in", async () => {
+    const store = new ReferenceTaskStore();
+    const once = (name: string, onError: boolean) =>
+      tool(
+        name,
+        (_args, ctx) => {
+          if (ctx.attempt === 1) throw new Error("transient");
+          return text(`attempt ${ctx.attempt}`);
+        },
+        { retry: { attempts: 3, backoffMs: 0, onError } },
+      );
+    const { service, runner } = node(store, { tools: [once("opt-in", true), once("no", false)] });
+    const yes = await runner.start(alice, { era, request: { toolName: "opt-in", arguments: {} } });
+    const no = await runner.start(alice, { era, request: { toolName: "no", arguments: {} } });
+    const completed = await until(
+      () => service.get(alice, yes.taskId),
+      (r) => r.status === "completed",
+    );
+    expect(completed.outcome).toEqual({ kind: "result", result: text("attempt 2") });
+    const failed = await until(
+      () => service.get(alice, no.taskId),
+      (r) => r.status === "failed",
+    );
+    expect(failed.outcome).toMatchObject({ error: { message: "transient" } });
+  });
+
+  it("hands running tasks back on shutdown, uncounted, and another worker runs them", async () => {
+    const store = new ReferenceTaskStore();
+    const job = tool(
+      "job",
+      async (_args, ctx) => {
+        if (ctx.worker === "a") return never(ctx.signal);
+        return text(`${ctx.worker} attempt ${ctx.attempt}`);
+      },
+      { retry: { attempts: 1 } },
+    );
+    const a = node(store, { tools: [job], lease: { holder: "a" } });
+    const t = await a.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    expect(t.execution.holder).toBe("a");
+    await a.runner.shutdown({ drainMs: 20 });
+    const queued = await a.service.get(alice, t.taskId);
+    expect(queued.status).toBe("working");
+    expect(queued.execution).toMatchObject({ holder: null, attempt: 0 });
+    const b = node(store, { tools: [job], lease: { holder: "b" } });
+    const done = await until(
+      () => b.service.get(alice, t.taskId),
+      (r) => r.status === "completed",
+    );
+    // The hand-back did not use up the only attempt.
+    expect(done.outcome).toEqual({ kind: "result", result: text("b attempt 1") });
+  });
+
+  it("acknowledges a cancel requested while queued without running the handler", async () => {
+    const store = new ReferenceTaskStore();
+    let ran = false;
+    const job = tool("job", () => {
+      ran = true;
+      return text("ran");
+    });
+    const http = node(store, { claim: false, tools: [job] });
+    const t = await http.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    await http.service.requestCancel(alice, t.taskId);
+    const worker = node(store, { tools: [job] });
+    const cancelled = await until(
+      () => worker.service.get(alice, t.taskId),
+      (r) => r.status === "cancelled",
+    );
+    expect(cancelled.status).toBe("cancelled");
+    expect(ran).toBe(false);
+  });
+});

@@ -1,0 +1,374 @@
+// The queue semantics of the store, on PostgreSQL and PGlite, against the rules core's pure
+// lifecycle functions state (claimTask, requeueTask, recoverOrphan, assertFence). The shared
+// contract suite runs in queue-contract.test.ts; these pin what is particular to this store
+// (events, the SQL paths of the fence, the columns behind `execution`).
+import { PGlite } from "@electric-sql/pglite";
+import { isTaskError, ManualClock, owner, type TaskChange, type TaskRecord } from "@mcp-tasks/core";
+import {
+  claimTask,
+  type NewTask,
+  type OwnerScope,
+  ownerScope,
+  recoverOrphan,
+  retryingMessage,
+  WORKER_LOST_ERROR,
+} from "@mcp-tasks/core/store";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  createPGliteTaskStore,
+  createPostgresTaskStore,
+  type DrizzleTaskStore,
+  migrate,
+} from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+
+const ALICE = ownerScope(owner({ principalId: "alice", tenantId: "acme" }), {
+  requireOwner: false,
+}) as OwnerScope;
+const BOB = ownerScope(owner({ principalId: "bob" }), { requireOwner: false }) as OwnerScope;
+
+const schemas: string[] = [];
+const db = new PGlite();
+afterAll(async () => {
+  await dropSchemas(schemas);
+  await db.close();
+});
+
+const backends: [string, (clock: ManualClock) => Promise<DrizzleTaskStore>][] = [
+  [
+    "PostgreSQL",
+    async (clock) => {
+      const schema = freshSchemaName("q");
+      schemas.push(schema);
+      await migrate(DATABASE_URL, { schema });
+      return createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 4 });
+    },
+  ],
+  [
+    "PGlite",
+    (clock) =>
+      createPGliteTaskStore({ client: db, schema: freshSchemaName("q"), migrate: true, clock }),
+  ],
+];
+
+let n = 0;
+function newTask(overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    taskId: `q-${process.pid}-${n++}`,
+    era: "2026-07-28",
+    request: { toolName: "slow", arguments: {} },
+    ttlMs: 60_000,
+    ttlAnchor: "terminal",
+    pollIntervalMs: null,
+    ...overrides,
+  };
+}
+
+const fenced = (scope: OwnerScope, t: TaskRecord): OwnerScope => ({
+  ...scope,
+  fence: { holder: t.execution.holder!, fencingToken: t.execution.fencingToken },
+});
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await expect(promise).rejects.toSatisfy((e: unknown) => isTaskError(e, code as never));
+}
+
+for (const [name, open] of backends) {
+  describe(`queue (${name})`, () => {
+    let clock: ManualClock;
+    let store: DrizzleTaskStore;
+    let events: TaskChange[];
+
+    beforeEach(async () => {
+      clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
+      store = await open(clock);
+      events = [];
+      store.watch((c) => events.push(c));
+    });
+    afterEach(() => store.close());
+
+    /** The events so far, once the store has delivered them. */
+    async function seen(): Promise<[string, string, number][]> {
+      await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      return events.splice(0).map((e) => [e.kind, e.status, e.version]);
+    }
+
+    it("creates queued without a lease (created, queued) and claimed with one (created)", async () => {
+      const queued = await store.create(newTask({ execution: { maxAttempts: 3 } }), ALICE);
+      expect(queued.execution).toEqual({
+        maxAttempts: 3,
+        backoffMs: 1000,
+        retryOnError: false,
+        deadlineMs: null,
+        attempt: 0,
+        holder: null,
+        fencingToken: 0,
+        leaseExpiresAt: null,
+        availableAt: null,
+      });
+      expect(queued.inputAnswers).toEqual({});
+      expect(await seen()).toEqual([
+        ["created", "working", 1],
+        ["queued", "working", 1],
+      ]);
+      const held = await store.create(
+        newTask({
+          lease: { holder: "w1", durationMs: 5000 },
+          execution: { backoffMs: 0, retryOnError: true, deadlineMs: 90_000 },
+        }),
+        ALICE,
+      );
+      expect(held.execution).toEqual({
+        maxAttempts: 1,
+        backoffMs: 0,
+        retryOnError: true,
+        deadlineMs: 90_000,
+        attempt: 1,
+        holder: "w1",
+        fencingToken: 1,
+        leaseExpiresAt: clock.now() + 5000,
+        availableAt: null,
+      });
+      expect(await seen()).toEqual([["created", "working", 1]]);
+      expect(await store.get(queued.taskId, ALICE)).toEqual(queued);
+      expect(await store.get(held.taskId, ALICE)).toEqual(held);
+    });
+
+    it("claims the oldest claimable tasks across owners, as core's claimTask does", async () => {
+      const a = await store.create(newTask(), ALICE);
+      clock.advance(1);
+      const b = await store.create(newTask({ request: { toolName: "fast", arguments: {} } }), BOB);
+      clock.advance(1);
+      const held = await store.create(newTask({ lease: { holder: "w0", durationMs: 1 } }), ALICE);
+      const done = await store.create(newTask(), ALICE);
+      await store.complete(done.taskId, ALICE, {});
+      const c = await store.create(newTask(), ALICE);
+      await seen();
+      clock.advance(5);
+      const claimed = await store.claim("w1", { limit: 2, leaseMs: 30_000 });
+      expect(claimed).toEqual([
+        claimTask(a, "w1", 30_000, clock.now()),
+        claimTask(b, "w1", 30_000, clock.now()),
+      ]);
+      expect(claimed[1]!.owner).toEqual(BOB.owner);
+      expect(await seen()).toEqual([
+        ["claimed", "working", 2],
+        ["claimed", "working", 2],
+      ]);
+      expect(await store.get(a.taskId, ALICE)).toEqual(claimed[0]);
+      // The rest: c only (held is held, done is finished).
+      const rest = await store.claim("w2", { limit: 10, leaseMs: 1000 });
+      expect(rest.map((t) => t.taskId)).toEqual([c.taskId]);
+      expect(rest[0]!.execution).toMatchObject({ holder: "w2", fencingToken: 1, attempt: 1 });
+      expect(await store.claim("w3", { limit: 10, leaseMs: 1000 })).toEqual([]);
+      expect(held.execution.holder).toBe("w0");
+    });
+
+    it("claims only the tools asked for, nothing for none, and a cancel-requested task too", async () => {
+      const slow = await store.create(newTask(), ALICE);
+      const fast = await store.create(
+        newTask({ request: { toolName: "fast", arguments: {} } }),
+        ALICE,
+      );
+      await store.requestCancel(fast.taskId, ALICE);
+      expect(await store.claim("w", { limit: 5, leaseMs: 100, toolNames: [] })).toEqual([]);
+      expect(await store.claim("w", { limit: 0, leaseMs: 100 })).toEqual([]);
+      const got = await store.claim("w", { limit: 5, leaseMs: 100, toolNames: ["fast", "x"] });
+      expect(got.map((t) => t.taskId)).toEqual([fast.taskId]);
+      expect(got[0]!.cancelRequestedAt).not.toBeNull();
+      const other = await store.claim("w", { limit: 5, leaseMs: 100, toolNames: ["slow"] });
+      expect(other.map((t) => t.taskId)).toEqual([slow.taskId]);
+      await rejectsWith(store.claim("", { limit: 1, leaseMs: 100 }), "invalid_task");
+      await rejectsWith(store.claim("w", { limit: 1, leaseMs: 0 }), "invalid_task");
+    });
+
+    it("fenced writes apply for the holding run only; unfenced writes as before", async () => {
+      const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), ALICE);
+      const run = fenced(ALICE, t);
+      const stale = { ...ALICE, fence: { holder: "w1", fencingToken: 0 } };
+      const other = { ...ALICE, fence: { holder: "w2", fencingToken: 1 } };
+      for (const scope of [stale, other]) {
+        await rejectsWith(store.setStatusMessage(t.taskId, scope, "x"), "lease_lost");
+        await rejectsWith(
+          store.requireInput(t.taskId, scope, { q: { method: "elicitation/create" } }),
+          "lease_lost",
+        );
+        await rejectsWith(store.takeInputResponses(t.taskId, scope), "lease_lost");
+        await rejectsWith(store.complete(t.taskId, scope, {}), "lease_lost");
+        await rejectsWith(store.fail(t.taskId, scope, { code: 1, message: "m" }), "lease_lost");
+        await rejectsWith(store.markCancelled(t.taskId, scope), "lease_lost");
+        await rejectsWith(store.requeue(t.taskId, scope, "again"), "lease_lost");
+        expect(await store.renewLease(t.taskId, scope, 1000)).toBe(false);
+        expect(await store.releaseLease(t.taskId, scope)).toBe(false);
+      }
+      await rejectsWith(store.complete(t.taskId, fenced(BOB, t), {}), "not_found_or_unauthorized");
+      await rejectsWith(store.complete("missing", run, {}), "not_found_or_unauthorized");
+      expect((await store.get(t.taskId, ALICE)).version).toBe(1);
+
+      expect((await store.setStatusMessage(t.taskId, run, "1/2")).statusMessage).toBe("1/2");
+      expect((await store.takeInputResponses(t.taskId, run)).responses).toEqual({});
+      const done = await store.complete(t.taskId, run, { ok: true });
+      expect(done.execution).toMatchObject({ holder: null, leaseExpiresAt: null, fencingToken: 1 });
+      expect(await store.get(t.taskId, ALICE)).toEqual(done);
+      // Terminal comes first: invalid_transition, for the old run and for any other.
+      await rejectsWith(store.complete(t.taskId, run, {}), "invalid_transition");
+      await rejectsWith(store.setStatusMessage(t.taskId, stale, "x"), "invalid_transition");
+      expect(await store.renewLease(t.taskId, run, 1000)).toBe(false);
+
+      const free = await store.create(newTask(), ALICE);
+      expect((await store.setStatusMessage(free.taskId, ALICE, "unfenced")).version).toBe(2);
+      await rejectsWith(store.renewLease(free.taskId, ALICE, 1000), "invalid_task");
+    });
+
+    it("renewing a lease is bookkeeping: a new deadline, no version, no event", async () => {
+      const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), ALICE);
+      await seen();
+      clock.advance(700);
+      expect(await store.renewLease(t.taskId, fenced(ALICE, t), 2000)).toBe(true);
+      const after = await store.get(t.taskId, ALICE);
+      expect(after).toEqual({
+        ...t,
+        execution: { ...t.execution, leaseExpiresAt: clock.now() + 2000 },
+      });
+      expect(await seen()).toEqual([]);
+      expect(await store.renewLease("missing", fenced(ALICE, t), 2000)).toBe(false);
+    });
+
+    it("releasing hands the task back at once, the attempt not counted, its questions dropped", async () => {
+      const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), ALICE);
+      const run = fenced(ALICE, t);
+      await store.requireInput(t.taskId, run, { q: { method: "elicitation/create" } });
+      await store.submitInput(t.taskId, ALICE, { q: { answer: 1 } });
+      await store.requireInput(t.taskId, run, { r: { method: "elicitation/create" } });
+      await seen();
+      clock.advance(10);
+      expect(await store.releaseLease(t.taskId, run)).toBe(true);
+      expect(await seen()).toEqual([["queued", "working", 5]]);
+      const back = await store.get(t.taskId, ALICE);
+      expect(back).toMatchObject({
+        status: "working",
+        statusMessage: "Queued: handed back by a stopping worker",
+        inputRequests: {},
+        inputResponses: {},
+        inputAnswers: { q: { answer: 1 } },
+        answeredInputKeys: ["q"],
+        lastUpdatedAt: clock.now(),
+        version: 5,
+      });
+      expect(back.execution).toMatchObject({
+        attempt: 0,
+        holder: null,
+        fencingToken: 1,
+        leaseExpiresAt: null,
+        availableAt: null,
+      });
+      expect(await store.releaseLease(t.taskId, run)).toBe(false);
+      const [again] = await store.claim("w2", { limit: 1, leaseMs: 1000 });
+      expect(again!.execution).toMatchObject({ attempt: 1, fencingToken: 2, holder: "w2" });
+      expect(again!.inputAnswers).toEqual({ q: { answer: 1 } });
+    });
+
+    it("requeue counts the attempt and waits for the backoff (none with a backoff of 0)", async () => {
+      const t = await store.create(
+        newTask({
+          lease: { holder: "w1", durationMs: 1000 },
+          execution: { maxAttempts: 3, backoffMs: 500 },
+        }),
+        ALICE,
+      );
+      await seen();
+      const back = await store.requeue(t.taskId, fenced(ALICE, t), "Retrying");
+      expect(await seen()).toEqual([["queued", "working", 2]]);
+      expect(back.execution).toMatchObject({
+        attempt: 1,
+        holder: null,
+        leaseExpiresAt: null,
+        availableAt: clock.now() + 500,
+      });
+      expect(back.statusMessage).toBe("Retrying");
+      expect(await store.get(t.taskId, ALICE)).toEqual(back);
+      clock.advance(499);
+      expect(await store.claim("w2", { limit: 1, leaseMs: 1000 })).toEqual([]);
+      clock.advance(1);
+      const [second] = await store.claim("w2", { limit: 1, leaseMs: 1000 });
+      expect(second!.execution).toMatchObject({ attempt: 2, fencingToken: 2, availableAt: null });
+
+      const quick = await store.create(
+        newTask({ lease: { holder: "w1", durationMs: 1000 }, execution: { backoffMs: 0 } }),
+        ALICE,
+      );
+      const requeued = await store.requeue(quick.taskId, fenced(ALICE, quick), null);
+      expect(requeued.execution.availableAt).toBeNull();
+      expect(await store.claim("w3", { limit: 5, leaseMs: 1000 })).toHaveLength(1);
+    });
+
+    it("recovers orphans as core's recoverOrphan does: requeued while attempts remain, else failed", async () => {
+      const retried = await store.create(
+        newTask({
+          lease: { holder: "w1", durationMs: 1000 },
+          execution: { maxAttempts: 2, backoffMs: 250 },
+        }),
+        ALICE,
+      );
+      const last = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), BOB);
+      const live = await store.create(newTask({ lease: { holder: "w1", durationMs: 5000 } }), BOB);
+      await store.requireInput(last.taskId, BOB, { q: { method: "elicitation/create" } });
+      await seen();
+      clock.advance(999);
+      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      clock.advance(1);
+      const lastBefore = await store.get(last.taskId, BOB);
+      expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 1 });
+      expect((await seen()).sort()).toEqual([
+        ["queued", "working", 2],
+        ["status_changed", "failed", 3],
+      ]);
+      const r = await store.get(retried.taskId, ALICE);
+      expect(r).toEqual(recoverOrphan(retried, clock.now()));
+      expect(r.statusMessage).toBe(retryingMessage("the worker was lost", 2, 2));
+      expect(r.execution.availableAt).toBe(clock.now() + 250);
+      const f = await store.get(last.taskId, BOB);
+      expect(f).toEqual(recoverOrphan(lastBefore, clock.now()));
+      expect(f.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
+      expect((await store.get(live.taskId, BOB)).status).toBe("working");
+      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+
+      // The second run is lost too: no attempt left.
+      clock.advance(250);
+      const [run2] = await store.claim("w2", { limit: 5, leaseMs: 100 });
+      expect(run2!.execution).toMatchObject({ attempt: 2, fencingToken: 2 });
+      clock.advance(100);
+      expect(await store.recoverOrphans({ limit: 1 })).toEqual({ requeued: 0, failed: 1 });
+      expect((await store.get(retried.taskId, ALICE)).status).toBe("failed");
+    });
+
+    it("keeps every answer in inputAnswers; a stale run cannot drain a new run's responses", async () => {
+      const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 100 } }), ALICE);
+      const run1 = fenced(ALICE, t);
+      await store.requireInput(t.taskId, run1, {
+        a: { method: "elicitation/create" },
+        b: { method: "elicitation/create" },
+      });
+      const partial = await store.submitInput(t.taskId, ALICE, { a: { v: 1 }, zz: { v: 0 } });
+      expect(partial.task.inputAnswers).toEqual({ a: { v: 1 } });
+      await store.submitInput(t.taskId, ALICE, { b: { v: 2 } });
+      expect((await store.takeInputResponses(t.taskId, run1)).responses).toEqual({
+        a: { v: 1 },
+        b: { v: 2 },
+      });
+      clock.advance(100);
+      await store.recoverOrphans();
+      expect((await store.get(t.taskId, ALICE)).status).toBe("failed");
+      const u = await store.create(newTask({ lease: { holder: "w1", durationMs: 100 } }), ALICE);
+      await store.requireInput(u.taskId, fenced(ALICE, u), { a: { method: "x" } });
+      expect(await store.releaseLease(u.taskId, fenced(ALICE, u))).toBe(true);
+      const [run2] = await store.claim("w2", { limit: 1, leaseMs: 1000 });
+      await store.requireInput(u.taskId, fenced(ALICE, run2!), { c: { method: "x" } });
+      await store.submitInput(u.taskId, ALICE, { c: { v: 3 } });
+      await rejectsWith(store.takeInputResponses(u.taskId, fenced(ALICE, u)), "lease_lost");
+      expect((await store.takeInputResponses(u.taskId, fenced(ALICE, run2!))).responses).toEqual({
+        c: { v: 3 },
+      });
+    });
+  });
+}
