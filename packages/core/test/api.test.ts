@@ -1,30 +1,4 @@
-// The public surface of every entry in package.json "exports", read from the built `.d.ts`
-// (turbo builds before it tests) by scripts/api-surface.mjs: it must match the text pinned
-// in __snapshots__/<entry>.api.txt, and the entry's runtime exports must be exactly the
-// values it declares. After a deliberate API change, run `npx vitest run test/api.test.ts
-// -u` and review the snapshot diff with the change.
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
-import { type ApiSurface, packageEntries, readApi } from "../../../scripts/api-surface.mjs";
+// Every entry's public surface, pinned (see scripts/api-pin.mjs; update with `-u`).
+import { describePublicApi } from "../../../scripts/api-pin.mjs";
 
-const entries = packageEntries(fileURLToPath(new URL("..", import.meta.url)));
-let api: Map<string, ApiSurface>;
-
-beforeAll(() => {
-  api = readApi(entries.map((entry) => entry.types));
-}, 120_000);
-
-describe("public API (pinned: a change here must be deliberate)", () => {
-  for (const entry of entries) {
-    it(`${entry.specifier}: declared surface`, async () => {
-      await expect(api.get(entry.types)!.text).toMatchFileSnapshot(
-        `./__snapshots__/${entry.name}.api.txt`,
-      );
-    });
-
-    it(`${entry.specifier}: runtime exports are the declared values`, async () => {
-      const loaded: Record<string, unknown> = await import(pathToFileURL(entry.js).href);
-      expect(Object.keys(loaded).sort()).toEqual([...api.get(entry.types)!.valueNames].sort());
-    });
-  }
-});
+describePublicApi(import.meta.url);
