@@ -15,6 +15,8 @@ const pipelines = {
   // Lint and type errors fail the suite like a failing test does.
   test: [
     ["exec", "biome", "check", "."],
+    // The packages as published: publint, attw --profile esm-only, manifest rules.
+    ["exec", "node", "scripts/pack-check.mjs"],
     ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
   ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
@@ -54,10 +56,12 @@ function count(text) {
   }
 }
 
-function pnpm(args) {
+let child = null;
+function pnpm(args, env = process.env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(npx, ["-y", packageManager, ...args], {
+    child = spawn(npx, ["-y", packageManager, ...args], {
       cwd: root,
+      env,
       stdio: ["inherit", "pipe", "inherit"],
     });
     let pending = "";
@@ -78,11 +82,43 @@ function pnpm(args) {
   });
 }
 
-let status = await pnpm(["install"]);
-for (const step of pipelines[task]) {
-  if (status !== 0) break;
-  status = await pnpm(step);
+// Ctrl-C, SIGTERM, SIGHUP: the running step is told too, the PostgreSQL started for the run
+// (if any) is stopped and removed, and no further step starts.
+let database = null;
+let interrupted = false;
+const usesPostgres = task === "test" || task === "bench";
+const SIGNALS = usesPostgres ? { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } : {};
+for (const [signal, number] of Object.entries(SIGNALS)) {
+  process.on(signal, async () => {
+    interrupted = true;
+    if (child && child.exitCode === null) child.kill(signal);
+    await database?.stop();
+    process.exit(128 + number);
+  });
 }
+
+let status = await pnpm(["install"]);
+let env = process.env;
+// The test and bench suites read DATABASE_URL: the server there when one answers, else a
+// PostgreSQL from npm for this run only (scripts/postgres.mjs).
+if (status === 0 && usesPostgres) {
+  const { providePostgres } = await import("./postgres.mjs");
+  try {
+    database = await providePostgres();
+  } catch (error) {
+    console.error(`postgres: ${error.message}`);
+    status = 1;
+  }
+  if (database) {
+    console.log(database.line);
+    env = { ...process.env, DATABASE_URL: database.url };
+  }
+}
+for (const step of pipelines[task]) {
+  if (status !== 0 || interrupted) break;
+  status = await pnpm(step, env);
+}
+await database?.stop();
 if (task === "test") {
   const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : "";
   console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redactUrl } from "../src/store.js";
 import {
   DATABASE_URL,
   type DemoProcess,
@@ -17,6 +18,8 @@ const TOKENS = `${TOKEN}=alice@acme,bob-token=bob@acme`;
  * 2026-07-28 clients. Tasks run on the node that created them; every other operation may
  * arrive at either node, and reaches the running handler through the store's change feed.
  */
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 describe("two demo nodes on one PostgreSQL database", () => {
   const schema = schemaName("demo_two_nodes");
   let a: DemoProcess;
@@ -40,7 +43,7 @@ describe("two demo nodes on one PostgreSQL database", () => {
     for (const node of [a, b]) {
       expect(node.out()).toMatch(
         new RegExp(
-          `store: postgres 127\\.0\\.0\\.1:5432/test schema=${schema}; eras: 2026-07-28, 2025-11-25`,
+          `store: postgres ${escapeRegExp(redactUrl(DATABASE_URL))} schema=${schema}; eras: 2026-07-28, 2025-11-25`,
         ),
       );
     }

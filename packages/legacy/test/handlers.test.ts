@@ -245,6 +245,8 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
   describe("tasks/get", () => {
     it("returns the caller's task", async () => {
       const { taskId } = await startGated(alice);
+      // The handler's first status message is written in the background.
+      await service.waitFor(alice, taskId, (t) => t.statusMessage === "working on it");
       const task = await call.getTask(alice, { taskId });
       expect(task).toMatchObject({ taskId, status: "working", statusMessage: "working on it" });
     });

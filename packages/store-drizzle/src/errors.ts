@@ -1,7 +1,7 @@
 import { isTaskError, type TaskError } from "@mcp-tasks/core";
 import { taskErrors } from "@mcp-tasks/core/store";
 
-/** Node and postgres.js error codes that mean "the database cannot be reached". */
+/** Node, postgres.js and node-postgres error codes that mean "the database cannot be reached". */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -33,7 +33,11 @@ export function isConnectionError(error: unknown): boolean {
     return true;
   }
   const message = error instanceof Error ? error.message : "";
-  return /PGlite is closed|closed database|Connection terminated/i.test(message);
+  // PGlite, and node-postgres (whose own errors carry no code): a lost or closed client, a
+  // pool that gave up waiting for a connection or was ended.
+  return /PGlite is closed|closed database|Connection terminated|not queryable|timeout exceeded when trying to connect|pool after calling end/i.test(
+    message,
+  );
 }
 
 /**

@@ -8,12 +8,13 @@ export type Row = Record<string, unknown>;
 export type Query = (text: string, params: readonly unknown[]) => Promise<Row[]>;
 
 /**
- * The few things the store needs from a driver, so that one store class serves both
- * postgres.js and PGlite. Statements are sent as prepared statements where the driver
- * supports it (postgres.js caches them per connection).
+ * The few things the store needs from a driver, so that one store class and one set of
+ * statements serve postgres.js, node-postgres and PGlite. Statements are sent as prepared
+ * statements where the driver supports it (postgres.js and node-postgres cache them per
+ * connection).
  */
 export interface Executor {
-  readonly kind: "postgres" | "pglite";
+  readonly kind: "postgres" | "node-postgres" | "pglite";
   readonly query: Query;
   /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
   transaction<T>(

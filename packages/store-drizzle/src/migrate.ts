@@ -1,16 +1,18 @@
 import { fileURLToPath } from "node:url";
-import type { PGlite } from "@electric-sql/pglite";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import postgres, { type Sql } from "postgres";
+import { executorFor, resolveClient, type TaskStoreClient } from "./drivers.js";
 import { mapDriverError } from "./errors.js";
-import { type Executor, pgliteExecutor, postgresExecutor } from "./executor.js";
 import { checkSchemaName, DEFAULT_SCHEMA } from "./names.js";
 
 /** Where the committed drizzle-kit migrations live (the same relative path from src/ and dist/). */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../drizzle", import.meta.url));
 
-/** Where {@link migrate} runs: a PostgreSQL URL, a postgres.js client, or a PGlite instance. */
-export type MigrationTarget = string | Sql | PGlite;
+/**
+ * Where {@link migrate} runs: a PostgreSQL URL, or a connection you have (a postgres.js
+ * client, a node-postgres Pool or Client, a PGlite instance, or a Drizzle database over one).
+ */
+export type MigrationTarget = string | TaskStoreClient;
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {
@@ -34,19 +36,6 @@ async function withConnection<T>(url: string, work: (sql: Sql) => Promise<T>): P
   }
 }
 
-function executorFor(target: Sql | PGlite): Executor {
-  return isPGlite(target) ? pgliteExecutor(target) : postgresExecutor(target);
-}
-
-function isPGlite(target: unknown): target is PGlite {
-  return (
-    typeof target === "object" &&
-    target !== null &&
-    typeof (target as PGlite).exec === "function" &&
-    typeof (target as PGlite).query === "function"
-  );
-}
-
 /**
  * Brings the task table in `schema` up to date with the committed drizzle-kit migrations.
  * Call it at start-up, before opening a store. It is safe when several nodes start at once:
@@ -60,7 +49,7 @@ export async function migrate(
 ): Promise<MigrateResult> {
   const schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
   if (typeof target === "string") return withConnection(target, (sql) => migrate(sql, options));
-  const executor = executorFor(target);
+  const executor = executorFor(resolveClient(target, "migrate"));
   const migrations = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
   try {
     return await executor.transaction(async (exec, query) => {
@@ -108,7 +97,7 @@ export async function dropTaskSchema(target: MigrationTarget, schema: string): P
     return withConnection(target, (sql) => dropTaskSchema(sql, name));
   }
   try {
-    await executorFor(target).transaction(async (exec) => {
+    await executorFor(resolveClient(target, "dropTaskSchema")).transaction(async (exec) => {
       await exec(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
     });
   } catch (error) {

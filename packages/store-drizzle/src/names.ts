@@ -1,4 +1,5 @@
-import { TASKS_TABLE } from "./schema.js";
+/** The table name. The schema is chosen at run time (see `migrate` and the store options). */
+export const TASKS_TABLE = "mcp_tasks";
 
 /** The schema used when none is given. */
 export const DEFAULT_SCHEMA = "public";

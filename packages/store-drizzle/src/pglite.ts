@@ -3,7 +3,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { pgliteExecutor } from "./executor.js";
 import { BatchedNotifier, pgliteSubscribe } from "./feed.js";
 import { migrate } from "./migrate.js";
-import { DrizzleTaskStore, type DrizzleTaskStoreOptions } from "./store.js";
+import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
 /** Settings of {@link createPGliteTaskStore}. */
 export interface PGliteTaskStoreOptions extends DrizzleTaskStoreOptions {
@@ -16,6 +16,20 @@ export interface PGliteTaskStoreOptions extends DrizzleTaskStoreOptions {
   readonly client?: PGlite;
   /** Run {@link migrate} (with the same schema) before opening; default false. */
   readonly migrate?: boolean;
+}
+
+/**
+ * The store's link to a PGlite instance: statements and LISTEN in process; changes are
+ * announced by the writing statements themselves (there is no connection to batch on).
+ */
+export function pgliteBackend(db: PGlite, release: () => Promise<void>): StoreBackend {
+  return {
+    executor: pgliteExecutor(db),
+    subscribe: pgliteSubscribe(db),
+    sendNotifications: null,
+    createNotifier: (send) => new BatchedNotifier(send),
+    release,
+  };
 }
 
 /**
@@ -43,16 +57,6 @@ export async function createPGliteTaskStore(
     await release().catch(() => {});
     throw error;
   }
-  const store = new DrizzleTaskStore(
-    {
-      executor: pgliteExecutor(db),
-      subscribe: pgliteSubscribe(db),
-      sendNotifications: null,
-      createNotifier: (send) => new BatchedNotifier(send),
-      release,
-    },
-    options,
-    "in-transaction",
-  );
+  const store = new DrizzleTaskStore(pgliteBackend(db, release), options, "in-transaction");
   return store.start();
 }

@@ -2,7 +2,8 @@ import postgres, { type Sql } from "postgres";
 import { postgresExecutor } from "./executor.js";
 import { BatchedNotifier, postgresSubscribe } from "./feed.js";
 import { migrate } from "./migrate.js";
-import { DrizzleTaskStore, type DrizzleTaskStoreOptions } from "./store.js";
+import { NOTIFY_BATCH } from "./statements.js";
+import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
 /** Settings of {@link createPostgresTaskStore}: a URL (the store owns its pool) or a client. */
 export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
@@ -31,11 +32,25 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
   readonly notifyIntervalMs?: number;
 }
 
-// Notifications carry nothing durable, so their commit need not wait for the disk: the
-// transaction-local set_config makes this one statement's commit asynchronous.
-const NOTIFY_BATCH = `SELECT pg_notify($1::text, p)
-  FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit,
-    jsonb_array_elements_text($2::text::jsonb) AS p`;
+/**
+ * The store's link to PostgreSQL through postgres.js: statements on `sql`, LISTEN on its
+ * dedicated connection, after-commit notification batches on `notifySql`.
+ */
+export function postgresBackend(
+  sql: Sql,
+  notifySql: Sql,
+  release: () => Promise<void>,
+  notifyIntervalMs = 5,
+): StoreBackend {
+  return {
+    executor: postgresExecutor(sql),
+    subscribe: postgresSubscribe(sql),
+    sendNotifications: (channel, payloads) =>
+      notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
+    createNotifier: (send) => new BatchedNotifier(send, { minIntervalMs: notifyIntervalMs }),
+    release,
+  };
+}
 
 /**
  * Opens a task store on a PostgreSQL server through postgres.js. Resolves once the store
@@ -95,15 +110,7 @@ export async function createPostgresTaskStore(
     }
   }
   const store = new DrizzleTaskStore(
-    {
-      executor: postgresExecutor(sql),
-      subscribe: postgresSubscribe(sql),
-      sendNotifications: (channel, payloads) =>
-        notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
-      createNotifier: (send) =>
-        new BatchedNotifier(send, { minIntervalMs: options.notifyIntervalMs ?? 5 }),
-      release,
-    },
+    postgresBackend(sql, notifySql, release, options.notifyIntervalMs),
     options,
     "after-commit",
   );

@@ -13,6 +13,16 @@ import type { TaskChangeKind } from "@mcp-tasks/core";
  * follow from $7. The other by-id statements' own parameters follow from $5.
  */
 
+/**
+ * One after-commit batch of notifications: $1 the channel, $2 the payloads (a JSON array of
+ * strings), one NOTIFY each. Notifications carry nothing durable, so their commit need not
+ * wait for the disk: the transaction-local set_config makes this one statement's commit
+ * asynchronous.
+ */
+export const NOTIFY_BATCH = `SELECT pg_notify($1::text, p)
+  FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit,
+    jsonb_array_elements_text($2::text::jsonb) AS p`;
+
 /** `now` from the injected clock when given, else the database clock. */
 const nowOf = (param: string) => `coalesce(to_timestamp(${param}::float8 / 1000), now())`;
 

