@@ -12,8 +12,9 @@ import { packageEntries, readExportNames } from "../../../scripts/api-surface.mj
  * Exported by a module for other modules of core only, in no entry. Empty so far; a name
  * added here is deliberately unpublished.
  */
-// The runner's per-run machinery: built and driven by TaskRunner only.
-const MODULE_ONLY: readonly string[] = ["Run", "RunHost"];
+// The runner's per-run machinery (built and driven by TaskRunner only) and the contract
+// suites' shared helpers.
+const MODULE_ONLY: readonly string[] = ["Run", "RunHost", "collectChanges", "expectTaskError"];
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const src = join(packageDir, "src");

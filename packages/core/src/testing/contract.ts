@@ -20,6 +20,7 @@ import {
   ownerScope,
   supportsQueue,
 } from "../store-api.js";
+import { collectChanges, expectTaskError } from "./helpers.js";
 
 /** What a store factory is handed by the contract suite. */
 export interface ContractStoreOptions {
@@ -119,16 +120,7 @@ export function describeTaskStoreContract(
       return s.create(newTask(overrides), scope);
     }
 
-    async function expectError(promise: Promise<unknown>, code: TaskErrorCode): Promise<Error> {
-      try {
-        await promise;
-      } catch (error) {
-        expect(isTaskError(error), `expected a TaskError, got ${String(error)}`).toBe(true);
-        expect((error as { code: string }).code).toBe(code);
-        return error as Error;
-      }
-      throw new Error(`expected ${code}, but the call succeeded`);
-    }
+    const expectError = expectTaskError;
 
     /** Brings a new task owned by Alice into `status`. */
     async function taskIn(
@@ -906,33 +898,7 @@ export function describeTaskStoreContract(
     });
 
     describe("change feed", () => {
-      function collect(s: TaskStore, taskId?: string) {
-        const events: TaskChange[] = [];
-        const waiters: { n: number; resolve: () => void }[] = [];
-        const stop = s.watch((change) => {
-          events.push(change);
-          for (const w of waiters.splice(0)) {
-            if (events.length >= w.n) w.resolve();
-            else waiters.push(w);
-          }
-        }, taskId);
-        const atLeast = (n: number) =>
-          new Promise<void>((resolve, reject) => {
-            if (events.length >= n) return resolve();
-            const timer = setTimeout(
-              () => reject(new Error(`only ${events.length} of ${n} change events arrived`)),
-              watchTimeoutMs,
-            );
-            waiters.push({
-              n,
-              resolve: () => {
-                clearTimeout(timer);
-                resolve();
-              },
-            });
-          });
-        return { events, atLeast, stop };
-      }
+      const collect = (s: TaskStore, taskId?: string) => collectChanges(s, watchTimeoutMs, taskId);
 
       it("reports each change of a watched task with its kind, status and version", async () => {
         const t = await create();

@@ -23,6 +23,7 @@ import {
   WORKER_LOST_ERROR,
 } from "../store-api.js";
 import type { ContractSuiteOptions } from "./contract.js";
+import { collectChanges, expectTaskError } from "./helpers.js";
 
 /** What a queue store factory is handed by the queue contract suite. */
 export interface QueueContractStoreOptions {
@@ -163,45 +164,8 @@ export function describeQueueStoreContract(
       return { stale: runOf(first), current: runOf(second!), task: second! };
     }
 
-    async function expectError(promise: Promise<unknown>, code: TaskErrorCode): Promise<void> {
-      try {
-        await promise;
-      } catch (error) {
-        expect(isTaskError(error), `expected a TaskError, got ${String(error)}`).toBe(true);
-        expect((error as { code: string }).code).toBe(code);
-        return;
-      }
-      throw new Error(`expected ${code}, but the call succeeded`);
-    }
-
-    function collect(taskId?: string) {
-      const events: TaskChange[] = [];
-      const waiters: { n: number; resolve: () => void }[] = [];
-      const stop = store.watch((change) => {
-        events.push(change);
-        for (const w of waiters.splice(0)) {
-          if (events.length >= w.n) w.resolve();
-          else waiters.push(w);
-        }
-      }, taskId);
-      const atLeast = (n: number) =>
-        new Promise<void>((resolve, reject) => {
-          if (events.length >= n) return resolve();
-          const timer = setTimeout(
-            () => reject(new Error(`only ${events.length} of ${n} change events arrived`)),
-            watchTimeoutMs,
-          );
-          waiters.push({
-            n,
-            resolve: () => {
-              clearTimeout(timer);
-              resolve();
-            },
-          });
-        });
-      const seen = () => events.map((e) => [e.taskId, e.kind, e.status, e.version]);
-      return { events, atLeast, stop, seen };
-    }
+    const expectError = expectTaskError;
+    const collect = (taskId?: string) => collectChanges(store, watchTimeoutMs, taskId);
 
     describe("creation", () => {
       it("a task created without a lease is queued: no holder, no attempt yet, token 0", async () => {
