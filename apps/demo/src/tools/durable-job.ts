@@ -1,8 +1,7 @@
 import type { ToolDefinition } from "@mcp-tasks/core";
+import { secondsOf, secondsProperty } from "./seconds.js";
 import { sleep } from "./sleep.js";
 import { textResult } from "./text.js";
-
-const MAX_SECONDS = 3600;
 
 /**
  * `durable_job {seconds}`: works for `seconds` in one-second steps, saying which step it is
@@ -18,18 +17,13 @@ export const durableJob: ToolDefinition = {
   inputSchema: {
     type: "object",
     properties: {
-      seconds: {
-        type: "number",
-        minimum: 0,
-        maximum: MAX_SECONDS,
-        description: "How long to work",
-      },
+      seconds: secondsProperty,
     },
   },
   taskMode: "optional",
   execution: { retry: { attempts: 3, backoffMs: 0 } },
   async run(args, ctx) {
-    const seconds = Math.min(Math.max(Number(args.seconds ?? 1) || 0, 0), MAX_SECONDS);
+    const seconds = secondsOf(args);
     const steps = Math.ceil(seconds);
     for (let step = 1; step <= steps; step++) {
       await ctx.setStatusMessage(`Attempt ${ctx.attempt}: step ${step} of ${steps}`);

@@ -1,8 +1,7 @@
 import type { ToolDefinition } from "@mcp-tasks/core";
+import { secondsOf, secondsProperty } from "./seconds.js";
 import { sleep } from "./sleep.js";
 import { textResult } from "./text.js";
-
-const MAX_SECONDS = 3600;
 
 /**
  * `slow_compute {seconds, label}`: task-supporting; sleeps `seconds` (0 = instant) and
@@ -15,18 +14,13 @@ export const slowCompute: ToolDefinition = {
   inputSchema: {
     type: "object",
     properties: {
-      seconds: {
-        type: "number",
-        minimum: 0,
-        maximum: MAX_SECONDS,
-        description: "How long to work",
-      },
+      seconds: secondsProperty,
       label: { type: "string", description: "A label echoed in the result" },
     },
   },
   taskMode: "optional",
   async run(args, ctx) {
-    const seconds = Math.min(Math.max(Number(args.seconds ?? 1) || 0, 0), MAX_SECONDS);
+    const seconds = secondsOf(args);
     const label = typeof args.label === "string" ? args.label : "job";
     if (seconds > 0) {
       await ctx.setStatusMessage(`Computing ${label} for ${seconds}s`);
