@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { owner, type TaskRecord, TaskRunner, TaskService, type TaskStore } from "@mcp-tasks/core";
-import { createPostgresTaskStore, dropTaskSchema } from "@mcp-tasks/store-drizzle";
+import { openScratchTaskStore } from "@mcp-tasks/store-drizzle/testing";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { TasksExtension, type TasksRequestContext, type TasksTool } from "../src/index.js";
 
@@ -132,17 +131,12 @@ export const memoryStore: StoreFactory = {
 export const postgresStore: StoreFactory = {
   name: "postgres",
   async open() {
-    const schema = `ext_test_${randomBytes(6).toString("hex")}`;
-    const store = await createPostgresTaskStore({
+    const { store, dispose } = await openScratchTaskStore({
       url: DATABASE_URL,
-      schema,
-      migrate: true,
+      prefix: "ext_test",
       poolSize: 4,
     });
-    return {
-      store,
-      dispose: () => dropTaskSchema(DATABASE_URL, schema),
-    };
+    return { store, dispose };
   },
 };
 

@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { createPostgresTaskStore, dropTaskSchema } from "@mcp-tasks/store-drizzle";
+import { openScratchTaskStore } from "@mcp-tasks/store-drizzle/testing";
 import type { StoreFactory } from "./fixtures.js";
 
 /** The test database, as in `@mcp-tasks/store-drizzle`'s own tests; override with DATABASE_URL. */
@@ -9,19 +8,11 @@ const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:
 export const postgresStore: StoreFactory = {
   name: "postgres",
   async create() {
-    const schema = `legacy_${process.pid}_${randomBytes(5).toString("hex")}`;
-    const store = await createPostgresTaskStore({
+    const { store, dispose } = await openScratchTaskStore({
       url: DATABASE_URL,
-      schema,
-      migrate: true,
+      prefix: "legacy",
       poolSize: 4,
     });
-    return {
-      store,
-      async close() {
-        await store.close();
-        await dropTaskSchema(DATABASE_URL, schema);
-      },
-    };
+    return { store, close: dispose };
   },
 };

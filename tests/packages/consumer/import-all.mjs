@@ -6,6 +6,7 @@ const entries = [
   "@mcp-tasks/core/store",
   "@mcp-tasks/store-memory",
   "@mcp-tasks/store-drizzle",
+  "@mcp-tasks/store-drizzle/testing",
   "@mcp-tasks/legacy",
   "@mcp-tasks/legacy/sdk-task-store",
   "@mcp-tasks/extension",
