@@ -23,7 +23,10 @@ describe("openScratchTaskStore", () => {
     try {
       expect(a.schema).toMatch(/^scratch_t_\d+_[0-9a-f]{10}$/);
       expect(a.schema).not.toBe(b.schema);
-      const created = await new TaskService({ store: a.store }).create(ALICE, { era: "2026-07-28", request });
+      const created = await new TaskService({ store: a.store }).create(ALICE, {
+        era: "2026-07-28",
+        request,
+      });
       expect((await new TaskService({ store: a.store }).get(ALICE, created.taskId)).taskId).toBe(
         created.taskId,
       );
