@@ -12,7 +12,18 @@
  * @packageDocumentation
  */
 export { type Clock, ManualClock, systemClock } from "./clock.js";
-export { isTaskError, TASK_ERROR_CODES, TaskError, type TaskErrorCode } from "./errors.js";
+export {
+  clientViewOf,
+  isTaskError,
+  STORE_RETRY_AFTER_MS,
+  STORE_UNAVAILABLE_MESSAGE,
+  type StoreQuota,
+  type StoreQuotaHit,
+  TASK_ERROR_CODES,
+  TaskError,
+  type TaskErrorCode,
+  type TaskErrorData,
+} from "./errors.js";
 export type { FollowOptions } from "./follow.js";
 export { createIdGenerator, type IdGenerator } from "./ids.js";
 export {
@@ -41,6 +52,7 @@ export {
 } from "./runner.js";
 export {
   type CreateTaskInput,
+  type ListNewestInput,
   type ListTasksInput,
   TaskService,
   type TaskServiceOptions,
@@ -88,4 +100,24 @@ export {
   type ToolExecution,
   toolRegistry,
 } from "./tool.js";
+export {
+  extractTraceContext,
+  parseTraceparent,
+  parseTracestate,
+  requestTraceContext,
+  type TraceContext,
+  toTraceContext,
+} from "./trace-context.js";
+export {
+  coreTracer,
+  linkSpanToTask,
+  remoteSpanContext,
+  setSpanError,
+  setTaskSpanAttributes,
+  startPollSpan,
+  TASK_SPAN_ATTRIBUTES,
+  TASK_SPAN_NAMES,
+  traceContextOf,
+  withRemoteParent,
+} from "./tracing.js";
 export { DEFAULT_TTL_POLICY, type TtlPolicy } from "./ttl.js";

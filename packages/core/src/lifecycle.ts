@@ -11,6 +11,7 @@ import {
   type TaskRecord,
   type TaskStatus,
 } from "./task.js";
+import { extractTraceContext } from "./trace-context.js";
 
 /**
  * The transition table. Terminal states are absorbing. `input_required` may go straight to
@@ -106,6 +107,7 @@ function copyRecord(t: TaskRecord): Mutable<TaskRecord> {
     inputAnswers: t.inputAnswers,
     cancelRequestedAt: t.cancelRequestedAt,
     execution: t.execution,
+    traceContext: t.traceContext,
     version: t.version + 1,
   };
 }
@@ -206,6 +208,7 @@ export function newTaskRecord(input: NewTask, owner: Owner, now: number): TaskRe
       leaseExpiresAt: lease ? now + lease.durationMs : null,
       availableAt: null,
     },
+    traceContext: extractTraceContext(input.traceContext),
     version: 1,
   };
 }

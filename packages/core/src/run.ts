@@ -1,3 +1,4 @@
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { isTaskError } from "./errors.js";
 import { isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
@@ -11,6 +12,7 @@ import type {
   TaskRecord,
 } from "./task.js";
 import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
+import { TASK_SPAN_ATTRIBUTES, TASK_SPAN_NAMES, withRemoteParent } from "./tracing.js";
 
 /** The error a cancelled handler's signal carries. */
 export class TaskCancelledError extends Error {
@@ -64,10 +66,14 @@ export interface RunHost {
   readonly leaseMs: number;
   readonly renewEveryMs: number;
   readonly recheckMs: number;
+  /** Where the run spans go. */
+  readonly tracer: Tracer;
   emitProgress(report: TaskProgress): void;
   /** Counts a run stopped without an outcome of its own. */
   countStop(reason: RunStoppedError["reason"]): void;
   reportError(error: unknown, taskId: string): void;
+  /** The handler has returned (or thrown): the run holds no slot while it stores its outcome. */
+  handlerReturned(taskId: string): void;
   /** Stores a run's outcome, retrying while the store is unavailable. */
   storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void>;
 }
@@ -97,6 +103,14 @@ export class Run {
   #pendingResponses: Readonly<Record<string, InputResponse>> = {};
   /** Set once the run's outcome is decided (by the handler, or by the deadline). */
   #settled = false;
+  /** This run's span (`mcp.task.run`), from {@link execute} until the run is over. */
+  #span: Span | undefined;
+  /** The status last recorded on the span, to add an event only when it changes. */
+  #spanStatus: TaskRecord["status"];
+  /** The record the run's outcome wrote, when it wrote one. */
+  #written: TaskRecord | undefined;
+  /** Why the run stopped without an outcome of its own, when it did. */
+  #stopReason: RunStoppedError["reason"] | undefined;
 
   constructor(host: RunHost, task: TaskRecord, handler: TaskHandler, writer: RunWriter) {
     this.#host = host;
@@ -106,6 +120,7 @@ export class Run {
     this.#handler = handler;
     this.#writer = writer;
     this.#answers = task.inputAnswers;
+    this.#spanStatus = task.status;
   }
 
   get execution(): TaskExecution {
@@ -118,6 +133,7 @@ export class Run {
     if (reason instanceof RunStoppedError) {
       if (reason.reason !== "deadline") this.#settled = true;
       this.#host.countStop(reason.reason);
+      this.#stopReason = reason.reason;
     }
     this.#controller.abort(reason ?? new TaskCancelledError(this.taskId));
   }
@@ -133,10 +149,20 @@ export class Run {
     this.abort(new RunStoppedError(this.taskId, "handed_back"));
   }
 
+  /** Runs the handler and stores its outcome, traced as this run's `mcp.task.run` span. */
   async execute(): Promise<void> {
+    this.#span = this.#startSpan();
+    try {
+      await this.#execute();
+    } finally {
+      this.#endSpan();
+    }
+  }
+
+  async #execute(): Promise<void> {
     if (this.#task.cancelRequestedAt !== null) {
       // Cancelled while queued: acknowledge without running.
-      await this.#host.storeOutcome(this.taskId, () => this.#writer.markCancelled());
+      await this.#storeOutcome(() => this.#writer.markCancelled());
       return;
     }
     const watching = new AbortController();
@@ -155,6 +181,7 @@ export class Run {
       watching.abort();
       if (renewal !== undefined) clearInterval(renewal);
       if (deadline !== undefined) clearTimeout(deadline);
+      this.#host.handlerReturned(this.taskId);
     }
     if (this.#settled) return;
     this.#settled = true;
@@ -165,19 +192,97 @@ export class Run {
     const writer = this.#writer;
     if (!threw) {
       const value = result as Readonly<Record<string, unknown>>;
-      await this.#host.storeOutcome(this.taskId, () => writer.complete(value));
+      await this.#storeOutcome(() => writer.complete(value));
     } else if (this.#controller.signal.aborted) {
       // The handler stopped on its signal: acknowledge the cancellation.
-      await this.#host.storeOutcome(this.taskId, () => writer.markCancelled());
+      await this.#storeOutcome(() => writer.markCancelled());
     } else {
       const error = toJsonRpcError(thrown);
       const { retryOnError } = this.execution;
-      await this.#host.storeOutcome(this.taskId, () =>
+      await this.#storeOutcome(() =>
         retryOnError && this.#attemptsLeft()
           ? writer.requeue(this.#retrying(`an error (${error.message})`))
           : writer.fail(error),
       );
     }
+  }
+
+  /** Stores the run's outcome (retried by the host), remembering what it wrote. */
+  #storeOutcome(write: () => Promise<TaskRecord>): Promise<void> {
+    return this.#host.storeOutcome(this.taskId, async () => {
+      this.#written = await write();
+      return this.#written;
+    });
+  }
+
+  /**
+   * The run's span: a child of the context stored with the task (its creation, possibly on
+   * another node), else the root of a new trace — never of whatever happened to be active
+   * when the task was claimed.
+   */
+  #startSpan(): Span {
+    const task = this.#task;
+    const A = TASK_SPAN_ATTRIBUTES;
+    return this.#host.tracer.startSpan(
+      TASK_SPAN_NAMES.run,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [A.taskId]: task.taskId,
+          [A.toolName]: task.request.toolName,
+          [A.era]: task.era,
+          [A.status]: task.status,
+          [A.attempt]: task.execution.attempt,
+          [A.worker]: this.#host.holder,
+        },
+      },
+      withRemoteParent(task.traceContext, ROOT_CONTEXT),
+    );
+  }
+
+  /** Adds a `mcp.task.status` event when the task's status differs from the last one seen. */
+  #noteStatus(status: TaskRecord["status"]): void {
+    if (status === this.#spanStatus) return;
+    this.#spanStatus = status;
+    const span = this.#span;
+    if (span?.isRecording())
+      span.addEvent("mcp.task.status", { [TASK_SPAN_ATTRIBUTES.status]: status });
+  }
+
+  /** Adds an input-round event (`mcp.task.input_requested` / `mcp.task.input_received`). */
+  #noteInput(event: "requested" | "received", keys: readonly string[]): void {
+    const span = this.#span;
+    if (span?.isRecording())
+      span.addEvent(`mcp.task.input_${event}`, { "mcp.task.input.keys": [...keys] });
+  }
+
+  /** Ends the span with the run's outcome: what it wrote, or why it stopped without. */
+  #endSpan(): void {
+    const span = this.#span;
+    if (span === undefined) return;
+    this.#span = undefined;
+    if (span.isRecording()) {
+      const written = this.#written;
+      const A = TASK_SPAN_ATTRIBUTES;
+      let outcome: string;
+      if (written !== undefined) {
+        span.addEvent("mcp.task.status", { [A.status]: written.status });
+        span.setAttribute(A.status, written.status);
+        outcome = written.status === "working" ? "requeued" : written.status;
+        if (outcome === "failed" || outcome === "requeued") {
+          const message =
+            written.outcome?.kind === "error"
+              ? written.outcome.error.message
+              : written.statusMessage;
+          span.setStatus({ code: SpanStatusCode.ERROR, ...(message && { message }) });
+        }
+      } else {
+        // Superseded, handed back, or ended elsewhere first (an immediate cancel).
+        outcome = this.#stopReason ?? "discarded";
+      }
+      span.setAttribute(A.outcome, outcome);
+    }
+    span.end();
   }
 
   #attemptsLeft(): boolean {
@@ -201,7 +306,7 @@ export class Run {
       this.#settled = true;
       this.abort(new RunStoppedError(this.taskId, "deadline"));
       const writer = this.#writer;
-      void this.#host.storeOutcome(this.taskId, () =>
+      void this.#storeOutcome(() =>
         this.#attemptsLeft()
           ? writer.requeue(this.#retrying("the deadline was exceeded"))
           : writer.fail({
@@ -258,6 +363,7 @@ export class Run {
         } else if (task.cancelRequestedAt !== null || isTerminal(task.status)) {
           this.abort();
         } else {
+          this.#noteStatus(task.status);
           this.#answers = task.inputAnswers;
           this.#pendingResponses = task.inputResponses;
           this.#deliverAnswers();
@@ -357,6 +463,8 @@ export class Run {
       try {
         const task = await this.#writer.requireInput(missing, statusMessage);
         this.#answers = task.inputAnswers;
+        this.#noteInput("requested", Object.keys(missing));
+        this.#noteStatus(task.status);
       } catch (error) {
         for (const key of keyOf.values()) this.#waiting.delete(key);
         if (isTaskError(error, "lease_lost")) {
@@ -367,6 +475,7 @@ export class Run {
     }
     this.#deliverAnswers();
     await all;
+    this.#noteInput("received", [...keyOf.values()]);
     const out: Record<string, InputResponse> = {};
     for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
     return out;

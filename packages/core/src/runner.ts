@@ -1,7 +1,9 @@
 import { availableParallelism } from "node:os";
+import type { Tracer } from "@opentelemetry/api";
 import { ChangeFeed } from "./change-feed.js";
 import { isTaskError } from "./errors.js";
 import { createIdGenerator } from "./ids.js";
+import { isTerminal } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import { Run, type RunHost, RunStoppedError } from "./run.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
@@ -9,6 +11,17 @@ import type { Unsubscribe } from "./store.js";
 import type { TaskRecord } from "./task.js";
 import type { TaskHandler, TaskProgress, TaskProgressListener } from "./task-context.js";
 import { executionPolicyOf, type ToolDefinition } from "./tool.js";
+
+/**
+ * Most claim statements one runner has in flight at once: a second one takes the slots that
+ * came free while the first was out (a single claim at a time left a third of the slots idle
+ * under load); more would only add statements.
+ */
+const MAX_CLAIMS_IN_FLIGHT = 2;
+/** A claim beside one in flight waits for at least `concurrency / this` free slots. */
+const CLAIM_BATCH_DIVISOR = 8;
+/** The longest delay `setTimeout` takes (a longer one would fire at once). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** What {@link TaskRunner.start} needs: the task to create, named by its tool. */
 export interface StartTaskInput extends CreateTaskInput {
@@ -75,13 +88,21 @@ export interface TaskRunnerOptions {
    * An HTTP-only node sets `false`: it creates tasks, workers elsewhere run them.
    */
   readonly claim?: boolean;
-  /** Most handlers running at once on this node; default 16 per CPU core. */
+  /**
+   * Most handlers running at once on this node; default 16 per CPU core. A run whose
+   * handler has returned and which is only storing its outcome does not count (up to as
+   * many again may be doing so), and slots asked for by a claim in flight do.
+   */
   readonly concurrency?: number;
   /**
    * How often to look for claimable tasks and recover orphans even without a change
    * notification (which wakes claiming at once); default 1000 ms.
    */
   readonly scanIntervalMs?: number;
+  /**
+   * Where the run spans (`mcp.task.run`, one per attempt) go; default the service's tracer.
+   */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -106,6 +127,12 @@ export class TaskRunner {
   readonly concurrency: number;
   readonly #tools = new Map<string, ToolDefinition>();
   readonly #runs = new Map<string, Run>();
+  /**
+   * The runs whose handler is still running: they hold a slot of `concurrency`. A run whose
+   * handler has returned only stores its outcome (one store write): it no longer holds a
+   * slot, so the next task starts during that round trip (see {@link #room}).
+   */
+  readonly #busy = new Set<string>();
   readonly #progress = new ChangeFeed<TaskProgress>((error, report) =>
     this.#onError(error, report.taskId),
   );
@@ -118,9 +145,25 @@ export class TaskRunner {
   #claiming = false;
   #unwatch: Unsubscribe | undefined;
   #scanner: NodeJS.Timeout | undefined;
-  /** A claim pass is running; `#again` asks for one more after it. */
-  #pass: Promise<void> | null = null;
+  /** Claim statements in flight, and the slots they asked for (not yet running). */
+  #claimsInFlight = 0;
+  readonly #claims = new Set<Promise<void>>();
+  #reserved = 0;
+  /** A wake-up came while no further claim could start: look again when one returns. */
   #again = false;
+  /**
+   * The last claim came back short and nothing has been queued since: a freed slot alone
+   * does not send another claim (it would find nothing), a sign of queued work does.
+   */
+  #drained = false;
+  /** The last claim to return found fewer tasks than it asked for. */
+  #lastClaimShort = true;
+  /** Signs of queued work so far (see {@link #workMayBeQueued}). */
+  #signals = 0;
+  /** When retry backoffs of tasks this node requeued end (`performance.now()` times, sorted). */
+  #backoffEnds: number[] = [];
+  /** Wakes claiming at the first of {@link #backoffEnds}. */
+  #backoffTimer: NodeJS.Timeout | undefined;
   readonly #stats = { claimed: 0, started: 0, superseded: 0, handedBack: 0, peakRunning: 0 };
 
   constructor(options: TaskRunnerOptions) {
@@ -142,12 +185,14 @@ export class TaskRunner {
       leaseMs: this.#leaseMs,
       renewEveryMs: options.lease?.renewEveryMs ?? Math.max(1, Math.floor(this.#leaseMs / 3)),
       recheckMs: options.recheckMs ?? 30_000,
+      tracer: options.tracer ?? this.service.tracer,
       emitProgress: (report) => this.#progress.emit(report),
       countStop: (reason) => {
         if (reason === "superseded") this.#stats.superseded += 1;
         else if (reason === "handed_back") this.#stats.handedBack += 1;
       },
       reportError: (error, taskId) => this.#onError(error, taskId),
+      handlerReturned: (taskId) => this.#freeSlot(taskId),
       storeOutcome: (taskId, write) => this.#storeOutcome(taskId, write),
     };
     this.register(options.tools ?? []);
@@ -166,7 +211,7 @@ export class TaskRunner {
       }
       this.#tools.set(tool.name, tool);
     }
-    if (tools.length > 0) this.#wake();
+    if (tools.length > 0) this.#workMayBeQueued();
   }
 
   /** True while this node claims queued tasks. */
@@ -181,12 +226,12 @@ export class TaskRunner {
 
   /** Counters since this runner started. */
   get stats(): RunnerStats {
-    return { ...this.#stats, running: this.#runs.size };
+    return { ...this.#stats, running: this.#busy.size };
   }
 
   /** How many handlers are running on this runner. */
   get active(): number {
-    return this.#runs.size;
+    return this.#busy.size;
   }
 
   /**
@@ -201,17 +246,38 @@ export class TaskRunner {
     const { handler: _closure, ...create } = input;
     const execution = input.execution ?? (tool ? executionPolicyOf(tool) : undefined);
     const queues = this.service.queues;
-    const runHere =
-      handler !== undefined && (!queues || (this.#claiming && this.#runs.size < this.concurrency));
     if (!queues && handler === undefined) {
       throw new TypeError(`No handler for tool ${input.request.toolName}: register the tool`);
     }
-    const record = await this.service.create(caller, {
-      ...create,
-      ...(execution !== undefined && { execution }),
-      ...(queues && runHere && { lease: { holder: this.holder, durationMs: this.#leaseMs } }),
-      ...(queues && !runHere && create.statusMessage === undefined && { statusMessage: "Queued" }),
-    });
+    if (
+      queues &&
+      handler !== undefined &&
+      this.#lastClaimShort &&
+      this.#busy.size < this.concurrency &&
+      this.#room() <= 0 &&
+      this.#claims.size > 0
+    ) {
+      // Free slots are only reserved by claims in flight, which will likely come back short
+      // (the last one found the queue empty): wait for them rather than queue a task this
+      // node could run. Under a backlog (full claims) the task is queued without waiting.
+      await Promise.all(this.#claims);
+    }
+    const runHere = handler !== undefined && (!queues || (this.#claiming && this.#room() > 0));
+    // The slot is this task's while it is created, so no claim takes it meanwhile.
+    if (queues && runHere) this.#reserved += 1;
+    let record: TaskRecord;
+    try {
+      record = await this.service.create(caller, {
+        ...create,
+        ...(execution !== undefined && { execution }),
+        ...(queues && runHere && { lease: { holder: this.holder, durationMs: this.#leaseMs } }),
+        ...(queues &&
+          !runHere &&
+          create.statusMessage === undefined && { statusMessage: "Queued" }),
+      });
+    } finally {
+      if (queues && runHere) this.#reserved -= 1;
+    }
     if (runHere) this.#launch(record, handler);
     return record;
   }
@@ -243,6 +309,9 @@ export class TaskRunner {
     this.#unwatch = undefined;
     if (this.#scanner !== undefined) clearInterval(this.#scanner);
     this.#scanner = undefined;
+    if (this.#backoffTimer !== undefined) clearTimeout(this.#backoffTimer);
+    this.#backoffTimer = undefined;
+    this.#backoffEnds = [];
   }
 
   /** Aborts every running handler's signal, e.g. on shutdown. */
@@ -293,10 +362,12 @@ export class TaskRunner {
       : this.service.forRun(record.owner, record.taskId);
     const run = new Run(this.#host, record, handler, writer);
     this.#runs.set(record.taskId, run);
+    this.#busy.add(record.taskId);
     this.#stats.started += 1;
-    this.#stats.peakRunning = Math.max(this.#stats.peakRunning, this.#runs.size);
+    this.#stats.peakRunning = Math.max(this.#stats.peakRunning, this.#busy.size);
     run.done = run.execute().finally(() => {
       this.#runs.delete(record.taskId);
+      this.#busy.delete(record.taskId);
       // A slot came free: look for queued work.
       this.#wake();
     });
@@ -306,57 +377,134 @@ export class TaskRunner {
     this.#claiming = true;
     // Woken by the change feed: a task became claimable somewhere.
     this.#unwatch = this.service.watch((change) => {
-      if (change.kind === "queued") this.#wake();
+      if (change.kind === "queued") this.#workMayBeQueued();
     });
     this.#scanner = setInterval(() => {
+      // Also the fallback for a lost notification: claim whether or not it recovered any.
       void this.service.recoverOrphans({ limit: 100 }).then(
-        () => this.#wake(),
+        () => this.#workMayBeQueued(),
         (error) => this.#onError(error, "*"),
       );
     }, this.#scanIntervalMs);
     this.#scanner.unref();
+    this.#workMayBeQueued();
+  }
+
+  /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
+  #workMayBeQueued(): void {
+    this.#signals += 1;
+    this.#drained = false;
     this.#wake();
   }
 
-  /** Runs a claim pass now, or one more after the pass in progress. */
+  /**
+   * Claims for the free slots now. Claiming is pipelined: up to {@link MAX_CLAIMS_IN_FLIGHT}
+   * claim statements may be in flight, each for slots nobody has asked for yet (running
+   * handlers plus slots reserved by the claims in flight never exceed `concurrency`), so
+   * slots that come free during a claim's round trip are claimed at once instead of waiting
+   * for it to return. A further claim while one is in flight waits for a batch's worth of
+   * free slots, so a stream of finishing runs does not turn into one statement per task.
+   */
   #wake(): void {
-    if (!this.#claiming) return;
-    if (this.#pass !== null) {
+    if (!this.#claiming || this.#tools.size === 0 || this.#drained) return;
+    const room = this.#room();
+    if (room <= 0) return; // a finishing run wakes claiming again
+    const inFlight = this.#claimsInFlight;
+    if (
+      inFlight >= MAX_CLAIMS_IN_FLIGHT ||
+      (inFlight > 0 && room < Math.ceil(this.concurrency / CLAIM_BATCH_DIVISOR))
+    ) {
       this.#again = true;
       return;
     }
-    this.#pass = this.#claimPass().finally(() => {
-      this.#pass = null;
-      if (this.#again) {
-        this.#again = false;
-        this.#wake();
-      }
-    });
+    const claim = this.#claim(room);
+    this.#claims.add(claim);
+    void claim.finally(() => this.#claims.delete(claim));
   }
 
-  async #claimPass(): Promise<void> {
-    for (;;) {
-      const room = this.concurrency - this.#runs.size;
-      if (!this.#claiming || room <= 0 || this.#tools.size === 0) return;
-      let claimed: TaskRecord[];
-      try {
-        claimed = await this.service.claim(this.holder, {
-          limit: room,
-          leaseMs: this.#leaseMs,
-          toolNames: [...this.#tools.keys()],
-        });
-      } catch (error) {
-        if (!isTaskError(error, "store_unavailable")) this.#onError(error, "*");
-        return;
-      }
-      this.#stats.claimed += claimed.length;
-      for (const record of claimed) {
-        const tool = this.#tools.get(record.request.toolName);
-        if (tool === undefined) continue; // filtered by name: cannot happen
-        this.#launch(record, tool.run);
-      }
-      if (claimed.length < room) return;
+  /**
+   * Tasks this node may take on now: free handler slots, less those the claims in flight
+   * asked for. Runs storing their outcome hold no slot, but at most `concurrency` of them
+   * may be pending, so a slow store cannot make tasks pile up here.
+   */
+  #room(): number {
+    const freeSlots = this.concurrency - this.#busy.size;
+    // Running plus settling runs stay within twice the concurrency.
+    const underSettlingCap = 2 * this.concurrency - this.#runs.size;
+    return Math.min(freeSlots, underSettlingCap) - this.#reserved;
+  }
+
+  /** A run's handler returned (its outcome is being stored): its slot is free. */
+  #freeSlot(taskId: string): void {
+    if (this.#busy.delete(taskId)) this.#wake();
+  }
+
+  async #claim(room: number): Promise<void> {
+    this.#claimsInFlight += 1;
+    this.#reserved += room;
+    const signals = this.#signals;
+    let claimed: TaskRecord[] = [];
+    try {
+      claimed = await this.service.claim(this.holder, {
+        limit: room,
+        leaseMs: this.#leaseMs,
+        toolNames: [...this.#tools.keys()],
+      });
+    } catch (error) {
+      if (!isTaskError(error, "store_unavailable")) this.#onError(error, "*");
+    } finally {
+      this.#claimsInFlight -= 1;
+      this.#reserved -= room;
     }
+    this.#stats.claimed += claimed.length;
+    for (const record of claimed) {
+      const tool = this.#tools.get(record.request.toolName);
+      if (tool === undefined) continue; // filtered by name: cannot happen
+      this.#launch(record, tool.run);
+    }
+    // A full batch: more may be waiting. A short one (or a failed one: the store is down)
+    // found the queue empty, unless something was queued meanwhile.
+    this.#lastClaimShort = claimed.length < room;
+    if (claimed.length >= room) this.#drained = false;
+    else if (this.#signals === signals) this.#drained = true;
+    // Or a wake-up came while this claim was out.
+    if (claimed.length >= room || this.#again) {
+      this.#again = false;
+      this.#wake();
+    }
+  }
+
+  /**
+   * Wakes claiming `delayMs` from now, when a task this node requeued with a retry backoff
+   * becomes claimable; otherwise only the next periodic scan would notice it. Relative, so
+   * the store's clock (the database's, or an injected one) need not match this process's.
+   * At most `concurrency` wake-ups are pending; beyond that the scan catches the rest.
+   */
+  #wakeAfter(delayMs: number): void {
+    if (!this.#claiming || this.#backoffEnds.length >= this.concurrency) return;
+    const at = performance.now() + Math.min(Math.max(0, delayMs), MAX_TIMER_MS);
+    const ends = this.#backoffEnds;
+    let i = ends.length;
+    while (i > 0 && (ends[i - 1] as number) > at) i--;
+    ends.splice(i, 0, at);
+    if (i === 0) this.#armBackoffTimer();
+  }
+
+  #armBackoffTimer(): void {
+    if (this.#backoffTimer !== undefined) clearTimeout(this.#backoffTimer);
+    this.#backoffTimer = undefined;
+    const next = this.#backoffEnds[0];
+    if (next === undefined) return;
+    this.#backoffTimer = setTimeout(
+      () => {
+        const now = performance.now();
+        while ((this.#backoffEnds[0] ?? Number.POSITIVE_INFINITY) <= now) this.#backoffEnds.shift();
+        this.#armBackoffTimer();
+        this.#workMayBeQueued();
+      },
+      Math.max(0, next - performance.now()),
+    );
+    this.#backoffTimer.unref();
   }
 
   /** Stores a run's outcome, retrying while the store is unavailable. */
@@ -364,7 +512,12 @@ export class TaskRunner {
     let delay = this.#settleRetryMs;
     for (let attempt = 1; ; attempt++) {
       try {
-        await write();
+        const written = await write();
+        // Requeued for another attempt after a backoff: claim it when the backoff ends.
+        const task = written as TaskRecord | undefined;
+        if (task?.execution?.holder === null && task.execution.availableAt !== null) {
+          if (!isTerminal(task.status)) this.#wakeAfter(task.execution.backoffMs);
+        }
         return;
       } catch (error) {
         // Someone else ended the task first (an immediate cancel, or the task was removed),

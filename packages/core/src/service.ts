@@ -1,3 +1,4 @@
+import { SpanKind, type Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
 import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
@@ -6,6 +7,7 @@ import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js
 import { RunWriter } from "./run-writer.js";
 import {
   type ClaimOptions,
+  type NewestQuery,
   type OrphanSweep,
   supportsQueue,
   type TaskChangeListener,
@@ -25,6 +27,16 @@ import type {
   TaskRequest,
   TaskStatus,
 } from "./task.js";
+import { extractTraceContext, type TraceContext } from "./trace-context.js";
+import {
+  coreTracer,
+  setSpanError,
+  setTaskSpanAttributes,
+  TASK_SPAN_ATTRIBUTES,
+  TASK_SPAN_NAMES,
+  traceContextOf,
+  withRemoteParent,
+} from "./tracing.js";
 import { resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";
 
 /** Settings of a {@link TaskService}. Everything with a default is optional. */
@@ -47,6 +59,12 @@ export interface TaskServiceOptions {
    * notification was lost (e.g. across a database reconnect). Default 30 s; 0 disables.
    */
   readonly waitRecheckMs?: number;
+  /**
+   * Where the creation spans go, and the runs' unless the runner is given its own; default
+   * the global provider's `@mcp-tasks/core` tracer (a no-op until an OpenTelemetry SDK is
+   * installed).
+   */
+  readonly tracer?: Tracer;
 }
 
 /** What a caller asks for when creating a task. */
@@ -60,11 +78,25 @@ export interface CreateTaskInput {
   readonly lease?: TaskLease;
   /** How the task may be executed (retries, deadline); default one run, no deadline. */
   readonly execution?: Partial<ExecutionPolicy>;
+  /**
+   * The W3C trace context of the creating request (`traceparent` / `tracestate` from its
+   * `_meta` or HTTP headers): the creation span is its child, and the task's runs continue
+   * the trace. Checked here: an invalid value is ignored.
+   */
+  readonly traceContext?: TraceContext | null;
 }
 
 /** What a caller asks for when listing. */
 export interface ListTasksInput {
   readonly statuses?: readonly TaskStatus[];
+  readonly cursor?: string;
+  readonly limit?: number;
+}
+
+/** What a caller asks for when listing newest first (a console's view). */
+export interface ListNewestInput {
+  readonly statuses?: readonly TaskStatus[];
+  readonly toolNames?: readonly string[];
   readonly cursor?: string;
   readonly limit?: number;
 }
@@ -79,6 +111,8 @@ export class TaskService {
   readonly ttlPolicy: TtlPolicy;
   readonly requireOwner: boolean;
   readonly pollIntervalMs: number | null;
+  /** The tracer of the creation spans (see {@link TaskServiceOptions.tracer}). */
+  readonly tracer: Tracer;
   readonly #ids: IdGenerator;
   readonly #defaultPageSize: number;
   readonly #maxPageSize: number;
@@ -93,6 +127,7 @@ export class TaskService {
     this.#maxPageSize = options.maxPageSize ?? 100;
     this.#defaultPageSize = Math.min(options.defaultPageSize ?? 50, this.#maxPageSize);
     this.#waitRecheckMs = options.waitRecheckMs ?? 30_000;
+    this.tracer = options.tracer ?? coreTracer();
     if (!(this.#maxPageSize >= 1 && this.#defaultPageSize >= 1)) {
       throw new RangeError("page sizes must be at least 1");
     }
@@ -105,25 +140,48 @@ export class TaskService {
     return scope;
   }
 
-  /** Creates a `working` task owned by `caller`; resolves once the task is durable. */
+  /**
+   * Creates a `working` task owned by `caller`; resolves once the task is durable. Traced as
+   * a `mcp.task.create` span (a child of `input.traceContext`, else of the active context)
+   * whose context is stored with the task, so its runs become children of it.
+   */
   async create(caller: Owner, input: CreateTaskInput): Promise<TaskRecord> {
     const scope = this.scope(caller);
     const ttlMs = resolveTtl(this.ttlPolicy, input.ttlMs);
-    const record = await this.store.create(
-      {
-        taskId: this.#ids(),
-        era: input.era,
-        request: input.request,
-        ttlMs,
-        ttlAnchor: this.ttlPolicy.anchor,
-        pollIntervalMs: this.pollIntervalMs,
-        statusMessage: input.statusMessage ?? null,
-        ...(input.lease !== undefined && { lease: input.lease }),
-        ...(input.execution !== undefined && { execution: input.execution }),
-      },
-      scope,
-    );
-    return this.#verified(scope, record.taskId, record);
+    const taskId = this.#ids();
+    const parent = withRemoteParent(extractTraceContext(input.traceContext));
+    const span = this.tracer.startSpan(TASK_SPAN_NAMES.create, { kind: SpanKind.PRODUCER }, parent);
+    if (span.isRecording()) {
+      span.setAttribute(TASK_SPAN_ATTRIBUTES.taskId, taskId);
+      span.setAttribute(TASK_SPAN_ATTRIBUTES.toolName, input.request.toolName);
+      span.setAttribute(TASK_SPAN_ATTRIBUTES.era, input.era);
+    }
+    try {
+      const record = await this.store.create(
+        {
+          taskId,
+          era: input.era,
+          request: input.request,
+          ttlMs,
+          ttlAnchor: this.ttlPolicy.anchor,
+          pollIntervalMs: this.pollIntervalMs,
+          statusMessage: input.statusMessage ?? null,
+          // Without an SDK this is the incoming context itself (or none).
+          traceContext: traceContextOf(span),
+          ...(input.lease !== undefined && { lease: input.lease }),
+          ...(input.execution !== undefined && { execution: input.execution }),
+        },
+        scope,
+      );
+      const created = this.#verified(scope, record.taskId, record);
+      setTaskSpanAttributes(span, created);
+      return created;
+    } catch (error) {
+      setSpanError(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 
   async get(caller: Owner, taskId: string): Promise<TaskRecord> {
@@ -144,6 +202,35 @@ export class TaskService {
       .filter((t) => scopeAllows(scope, t.owner) && (wanted === null || wanted.has(t.status)))
       .slice(0, limit);
     return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+  }
+
+  /** One page of the caller's tasks, newest first, filtered by status and tool. */
+  async listNewest(caller: Owner, input: ListNewestInput = {}): Promise<TaskPage> {
+    const scope = this.scope(caller);
+    const limit = this.#pageSize(input.limit);
+    const page = await this.store.listNewest(scope, newestQuery(input, limit));
+    return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
+  }
+
+  /**
+   * The operator's view: one page of every owner's tasks, newest first. It bypasses owner
+   * scoping on purpose: call it only for a caller that authenticated as an operator (never
+   * on a request acting for an owner), and act on a task afterwards as its `owner`.
+   */
+  async listNewestAcrossOwners(input: ListNewestInput = {}): Promise<TaskPage> {
+    const limit = this.#pageSize(input.limit);
+    const page = await this.store.listNewestAcrossOwners(newestQuery(input, limit));
+    return filteredPage(page, input, limit, () => true);
+  }
+
+  /**
+   * The operator's read of one task, whoever owns it; see {@link listNewestAcrossOwners}
+   * for who may call it. Throws `not_found_or_unauthorized` when the task is missing.
+   */
+  async getAcrossOwners(taskId: string): Promise<TaskRecord> {
+    const record = await this.store.getAcrossOwners(taskId);
+    if (record.taskId !== taskId) throw taskErrors.notFound(taskId);
+    return record;
   }
 
   async complete(
@@ -343,4 +430,33 @@ export class TaskService {
     }
     return record;
   }
+}
+
+function newestQuery(input: ListNewestInput, limit: number): NewestQuery {
+  return {
+    limit,
+    ...(input.cursor !== undefined && { cursor: input.cursor }),
+    ...(input.statuses !== undefined && { statuses: input.statuses }),
+    ...(input.toolNames !== undefined && { toolNames: input.toolNames }),
+  };
+}
+
+/** Re-applies the filters to what a store returned (defence in depth, as for `list`). */
+function filteredPage(
+  page: TaskPage,
+  input: ListNewestInput,
+  limit: number,
+  visible: (task: TaskRecord) => boolean,
+): TaskPage {
+  const statuses = input.statuses && input.statuses.length > 0 ? new Set(input.statuses) : null;
+  const tools = input.toolNames && input.toolNames.length > 0 ? new Set(input.toolNames) : null;
+  const tasks = page.tasks
+    .filter(
+      (t) =>
+        visible(t) &&
+        (statuses === null || statuses.has(t.status)) &&
+        (tools === null || tools.has(t.request.toolName)),
+    )
+    .slice(0, limit);
+  return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
 }

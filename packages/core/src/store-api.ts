@@ -57,6 +57,18 @@ export {
   scopeAllowsKey,
   UNOWNED_KEY,
 } from "./owner.js";
-export { type ListQuery, supportsQueue, type TaskQueueStore } from "./store.js";
+export {
+  answerBytes,
+  outcomeBytes,
+  payloadBytes,
+  taskPayloadBytes,
+  utf8Length,
+} from "./payload.js";
+export {
+  type ListQuery,
+  type NewestQuery,
+  supportsQueue,
+  type TaskQueueStore,
+} from "./store.js";
 export type { NewTask } from "./task.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";

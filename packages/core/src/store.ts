@@ -20,7 +20,22 @@ export interface ListQuery {
   readonly limit: number;
 }
 
-/** One page of tasks in creation order (oldest first). */
+/**
+ * What to list newest first ({@link TaskStore.listNewest}): the page-by-page view of a
+ * console, filtered by status and tool.
+ */
+export interface NewestQuery {
+  /** Only tasks in one of these statuses; all statuses when absent or empty. */
+  readonly statuses?: readonly TaskStatus[];
+  /** Only tasks of one of these tools; all tools when absent or empty. */
+  readonly toolNames?: readonly string[];
+  /** A cursor from a previous page of the same listing; the newest tasks when absent. */
+  readonly cursor?: string;
+  /** The page size wanted; stores clamp it to their own maximum. */
+  readonly limit: number;
+}
+
+/** One page of tasks, in the order of the listing that made it. */
 export interface TaskPage {
   readonly tasks: readonly TaskRecord[];
   /** Present when more tasks may follow. */
@@ -87,6 +102,27 @@ export interface TaskStore {
 
   /** Lists the scope's tasks in creation order, by keyset cursor. */
   list(scope: OwnerScope, query: ListQuery): Promise<TaskPage>;
+
+  /**
+   * Lists the scope's tasks newest first (reverse creation order), by keyset cursor,
+   * filtered by status and tool. A cursor stays valid when tasks are created or deleted.
+   */
+  listNewest(scope: OwnerScope, query: NewestQuery): Promise<TaskPage>;
+
+  /**
+   * The operator's listing: every owner's tasks newest first, like {@link listNewest}.
+   * It bypasses owner scoping on purpose; only operator tooling that authenticated an
+   * operator calls it (through `TaskService.listNewestAcrossOwners`), never a request path
+   * acting for an owner.
+   */
+  listNewestAcrossOwners(query: NewestQuery): Promise<TaskPage>;
+
+  /**
+   * The operator's read: one task whoever owns it (`not_found_or_unauthorized` only when
+   * it is missing or expired). Bypasses owner scoping on purpose, like
+   * {@link listNewestAcrossOwners}; act on the task afterwards as its owner.
+   */
+  getAcrossOwners(taskId: string): Promise<TaskRecord>;
 
   /** `working | input_required → completed`. */
   complete(

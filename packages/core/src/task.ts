@@ -1,4 +1,5 @@
 import type { Owner } from "./owner.js";
+import type { TraceContext } from "./trace-context.js";
 
 /** The five task statuses, shared by both protocol eras. */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
@@ -89,6 +90,12 @@ export interface TaskRecord {
   readonly cancelRequestedAt: number | null;
   /** How the task is executed: its retry policy and the run that holds it. */
   readonly execution: TaskExecution;
+  /**
+   * The W3C trace context of the request that created the task (the creation span's, when
+   * tracing is on): every run of the task, on any node, continues that trace, and polls
+   * link to it. `null` when the creating request carried none.
+   */
+  readonly traceContext: TraceContext | null;
   /** Starts at 1 and grows by one with every change. */
   readonly version: number;
 }
@@ -161,6 +168,12 @@ export interface NewTask {
   readonly lease?: TaskLease;
   /** The task's execution policy; default {@link DEFAULT_EXECUTION_POLICY}. */
   readonly execution?: Partial<ExecutionPolicy>;
+  /**
+   * The trace context to store with the task (see {@link TaskRecord.traceContext}). Stores
+   * keep it only when `traceparent` (and `tracestate`) are valid W3C values, and store
+   * `null` otherwise: a client's bad value is dropped, never an error.
+   */
+  readonly traceContext?: TraceContext | null;
 }
 
 /** Who holds a running task's lease, and for how long from now. */

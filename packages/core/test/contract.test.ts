@@ -6,12 +6,13 @@ import { ReferenceTaskStore } from "./support/reference-store.js";
 
 describeTaskStoreContract(
   "ReferenceTaskStore (core's test store, from source)",
-  ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
+  ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) =>
     new ReferenceTaskStore({
       clock,
       maxPageSize,
       ...(maxTasks !== undefined && { maxTasks }),
       ...(maxTasksPerOwner !== undefined && { maxTasksPerOwner }),
+      ...(maxBytesPerOwner !== undefined && { maxBytesPerOwner }),
     }),
 );
 

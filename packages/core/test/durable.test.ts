@@ -294,4 +294,55 @@ describe("durable execution", () => {
     expect(cancelled.status).toBe("cancelled");
     expect(ran).toBe(false);
   });
+
+  it("claims a requeued task when its retry backoff ends, without waiting for a scan", async () => {
+    const store = new ReferenceTaskStore();
+    const job = tool(
+      "job",
+      (_args, ctx) => {
+        if (ctx.attempt === 1) throw new Error("transient");
+        return text(`attempt ${ctx.attempt}`);
+      },
+      { retry: { attempts: 2, backoffMs: 30, onError: true } },
+    );
+    // No scan within the test: only the backoff's own wake-up can start attempt 2.
+    const { service, runner } = node(store, { tools: [job], scanIntervalMs: 600_000 });
+    const t = await runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    const done = await until(
+      () => service.get(alice, t.taskId),
+      (r) => r.status === "completed",
+    );
+    expect(done.outcome).toEqual({ kind: "result", result: text("attempt 2") });
+  });
+
+  it("keeps pipelined claims from two workers within each worker's concurrency", async () => {
+    const store = new ReferenceTaskStore();
+    const running = new Map<string, number>();
+    const peak = new Map<string, number>();
+    const job = tool("job", async (_args, ctx) => {
+      const now = (running.get(ctx.worker) ?? 0) + 1;
+      running.set(ctx.worker, now);
+      peak.set(ctx.worker, Math.max(peak.get(ctx.worker) ?? 0, now));
+      await sleep(ctx.attempt + (now % 3));
+      running.set(ctx.worker, (running.get(ctx.worker) ?? 1) - 1);
+      return text("ok");
+    });
+    const http = node(store, { claim: false, tools: [job] });
+    node(store, { tools: [job], concurrency: 3, lease: { holder: "w1" } });
+    node(store, { tools: [job], concurrency: 5, lease: { holder: "w2" } });
+    const tasks: TaskRecord[] = [];
+    for (let i = 0; i < 60; i++) {
+      tasks.push(
+        await http.runner.start(alice, { era, request: { toolName: "job", arguments: {} } }),
+      );
+    }
+    for (const t of tasks) {
+      await until(
+        () => http.service.get(alice, t.taskId),
+        (r) => r.status === "completed",
+      );
+    }
+    expect(peak.get("w1") ?? 0).toBeLessThanOrEqual(3);
+    expect(peak.get("w2") ?? 0).toBeLessThanOrEqual(5);
+  });
 });

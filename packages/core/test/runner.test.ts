@@ -4,7 +4,6 @@ import {
   owner,
   type TaskContext,
   TaskError,
-  type TaskRecord,
   TaskRunner,
   TaskService,
   type TaskStore,

@@ -1,12 +1,13 @@
-import type {
-  InputRequest,
-  InputResponse,
-  JsonRpcErrorObject,
-  TaskEra,
-  TaskOutcome,
-  TaskRecord,
-  TaskStatus,
-  TtlAnchor,
+import {
+  type InputRequest,
+  type InputResponse,
+  type JsonRpcErrorObject,
+  type TaskEra,
+  type TaskOutcome,
+  type TaskRecord,
+  type TaskStatus,
+  type TtlAnchor,
+  toTraceContext,
 } from "@mcp-tasks/core";
 import type { Row } from "./executor.js";
 
@@ -63,6 +64,8 @@ export function toRecord(row: Row): TaskRecord {
       leaseExpiresAt: num(row.lease_expires_at),
       availableAt: num(row.available_at),
     },
+    // Checked again on the way out: the column may have been written by hand.
+    traceContext: toTraceContext(row.traceparent, row.tracestate),
     version: num(row.version)!,
   };
 }

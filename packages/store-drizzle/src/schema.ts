@@ -77,6 +77,18 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
       backoffMs: integer("backoff_ms").notNull().default(1000),
       retryOnError: boolean("retry_on_error").notNull().default(false),
       deadlineMs: bigint("deadline_ms", { mode: "number" }),
+      /**
+       * The payload bytes the row holds (arguments, result or error, input answers), kept up
+       * to date by every statement that writes a payload, so that the per-owner byte quota is
+       * one indexed sum.
+       */
+      payloadBytes: bigint("payload_bytes", { mode: "number" }).notNull().default(0),
+      /**
+       * The W3C trace context of the creating request (core's `TaskRecord.traceContext`),
+       * checked by the store before it is written: every run of the task continues it.
+       */
+      traceparent: text("traceparent"),
+      tracestate: text("tracestate"),
     },
     (t) => [
       // Owner-scoped listing in creation order: WHERE owner_key = $1 AND seq > $2 ORDER BY seq.

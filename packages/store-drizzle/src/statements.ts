@@ -80,6 +80,8 @@ const COLUMNS: readonly (readonly [string, (a: string) => string])[] = [
   ["lease_expires_at", (a) => ms(`${a}.lease_expires_at`)],
   ["available_at", (a) => ms(`${a}.available_at`)],
   ["version", (a) => `${a}.version`],
+  ["traceparent", (a) => `${a}.traceparent`],
+  ["tracestate", (a) => `${a}.tracestate`],
 ];
 
 /**
@@ -120,10 +122,15 @@ export interface NotifySettings {
   readonly origin: string;
 }
 
-/** Bounds enforced inside the create statement. */
+/**
+ * Bounds enforced inside the create statement (and, for bytes, the input statement). Each
+ * is a whole number written into the statement text, checked by the store beforehand.
+ */
 export interface Bounds {
   readonly maxTasks: number | null;
   readonly maxTasksPerOwner: number | null;
+  /** Most `payload_bytes` summed over one owner's live rows. */
+  readonly maxBytesPerOwner: number | null;
 }
 
 /**
@@ -140,6 +147,7 @@ export interface RetryTemplate {
 export class Statements {
   readonly createQueued: string;
   readonly createClaimed: string;
+  readonly createRefusal: string;
   readonly get: string;
   readonly statusOf: string;
   readonly complete: string;
@@ -154,6 +162,10 @@ export class Statements {
   readonly cleanup: string;
   readonly listOwn: string;
   readonly listWithUnowned: string;
+  readonly listNewestOwn: string;
+  readonly listNewestWithUnowned: string;
+  readonly listNewestAcrossOwners: string;
+  readonly getAcrossOwners: string;
   readonly claim: string;
   readonly claimTools: string;
   readonly renewLease: string;
@@ -184,16 +196,25 @@ export class Statements {
         `(SELECT count(*) FROM ${T} AS x WHERE x.expires_at IS NULL OR x.expires_at > n.now) < ${bounds.maxTasks}`,
       );
     }
-    if (bounds.maxTasksPerOwner !== null) {
+    // The owner's count and payload bytes in one scan of its live rows.
+    const ownerChecks: string[] = [];
+    if (bounds.maxTasksPerOwner !== null) ownerChecks.push(`count(*) < ${bounds.maxTasksPerOwner}`);
+    if (bounds.maxBytesPerOwner !== null) {
+      ownerChecks.push(
+        `coalesce(sum(x.payload_bytes), 0) + $18::bigint <= ${bounds.maxBytesPerOwner}`,
+      );
+    }
+    if (ownerChecks.length > 0) {
       boundChecks.push(
-        `(SELECT count(*) FROM ${T} AS x WHERE x.owner_key = $2 AND (x.expires_at IS NULL OR x.expires_at > n.now)) < ${bounds.maxTasksPerOwner}`,
+        `(SELECT ${ownerChecks.join(" AND ")} FROM ${T} AS x WHERE x.owner_key = $2 AND (x.expires_at IS NULL OR x.expires_at > n.now))`,
       );
     }
     const where = boundChecks.length === 0 ? "" : `WHERE ${boundChecks.join(" AND ")}`;
 
     // $1 id, $2 owner key, $3-$5 owner parts, $6 era, $7 status message, $8 request,
     // $9 ttl, $10 ttl anchor, $11 poll interval, $12 now, $13 tool name, $14 max attempts,
-    // $15 backoff ms, $16 retry on error, $17 deadline ms; claimed: $18 holder, $19 lease ms.
+    // $15 backoff ms, $16 retry on error, $17 deadline ms, $18 payload bytes (the
+    // arguments'), $19 traceparent, $20 tracestate; claimed: $21 holder, $22 lease ms.
     // It returns only what the caller does not know: the creation time (database clock), the
     // lease deadline and the version; the store builds the record from its own input.
     // Created queued (no holder), it is announced as created and queued, in one notification.
@@ -201,18 +222,29 @@ export class Statements {
       claimed: boolean,
     ) => `INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
-    tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms,
-    attempt, fencing_token, lease_holder, lease_expires_at)
+    tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms, payload_bytes,
+    traceparent, tracestate, attempt, fencing_token, lease_holder, lease_expires_at)
   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'working', $7::text, $8::text::jsonb,
     $9::bigint, $10::text, $11::bigint, n.now, n.now,
-    $13::text, $14::integer, $15::integer, $16::boolean, $17::bigint,
-    ${claimed ? `1, 1, $18::text, n.now + ${msInterval("$19")}` : "0, 0, NULL, NULL"}
+    $13::text, $14::integer, $15::integer, $16::boolean, $17::bigint, $18::bigint,
+    $19::text, $20::text,
+    ${claimed ? `1, 1, $21::text, n.now + ${msInterval("$22")}` : "0, 0, NULL, NULL"}
   FROM (SELECT ${nowOf("$12")} AS now) AS n
   ${where}
   ON CONFLICT (id) DO NOTHING
   RETURNING ${ms("t.created_at")} AS created_at, ${ms("t.lease_expires_at")} AS lease_expires_at, t.version${claimed ? note("t", "created") : note("t", "created", "queued")}`;
     this.createQueued = create(false);
     this.createClaimed = create(true);
+
+    // Why a create inserted nothing: $1 id, $2 owner key, $3 now. The store compares the
+    // numbers with its bounds to say which one was hit.
+    const liveAt = (a: string, now: string) =>
+      `(${a}.expires_at IS NULL OR ${a}.expires_at > ${nowOf(now)})`;
+    this.createRefusal = `SELECT EXISTS (SELECT 1 FROM ${T} WHERE id = $1) AS taken,
+  (SELECT count(*) FROM ${T} AS x WHERE ${liveAt("x", "$3")})::float8 AS total,
+  o.own, o.own_bytes
+  FROM (SELECT count(*)::float8 AS own, coalesce(sum(x.payload_bytes), 0)::float8 AS own_bytes
+    FROM ${T} AS x WHERE x.owner_key = $2 AND ${liveAt("x", "$3")}) AS o`;
 
     this.get = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
@@ -225,11 +257,13 @@ export class Statements {
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE}${extraWhere}
   RETURNING ${cols("t", omit)}${note("t", kind)}`;
 
-    // Terminal transitions: $7 result, $8 error, $9 status message. No run holds the task
-    // any more: the lease ends with it.
+    // Terminal transitions: $7 result, $8 error, $9 status message, $10 the outcome's payload
+    // bytes (never refused: a run's outcome is kept, and counted). No run holds the task any
+    // more: the lease ends with it.
     const terminal = (status: string, extraSet = "") =>
       update(
         `status = '${status}', result = $7::text::jsonb, error = $8::text::jsonb, status_message = $9::text,
+    payload_bytes = t.payload_bytes + $10::bigint,
     expires_at = ${EXPIRY}, input_requests = '{}'::jsonb,
     lease_holder = NULL, lease_expires_at = NULL, available_at = NULL${extraSet}`,
         "status_changed",
@@ -271,11 +305,18 @@ export class Statements {
 ) SELECT true AS changed, u.*${note("u", "cancel_requested")} FROM u
 UNION ALL ${orCurrent("")}`;
 
-    // $5 responses (an object), $6 their keys in the caller's order (a JSON array). The row is
-    // locked first, so the accepted keys are computed from the version being updated. The
-    // answers are also kept for the task's lifetime (input_answers).
+    // $5 responses (an object), $6 their keys in the caller's order (a JSON array), $7 each
+    // answer's payload bytes by key (an object). The row is locked first, so the accepted keys
+    // are computed from the version being updated. The answers are also kept for the task's
+    // lifetime (input_answers) and their bytes count against the task's owner: past
+    // maxBytesPerOwner nothing is written and the row says over_quota.
+    const answerRoom =
+      bounds.maxBytesPerOwner === null
+        ? "true"
+        : `ans.added = 0 OR (SELECT coalesce(sum(x.payload_bytes), 0) FROM ${T} AS x
+      WHERE x.owner_key = ans.owner_key AND ${liveAt("x", "$4")}) + ans.added <= ${bounds.maxBytesPerOwner}`;
     this.submitInput = `WITH cur AS (
-  SELECT t.id, t.input_requests FROM ${T} AS t
+  SELECT t.id, t.owner_key, t.input_requests FROM ${T} AS t
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} FOR UPDATE
 ), acc AS (
   SELECT cur.id,
@@ -285,9 +326,13 @@ UNION ALL ${orCurrent("")}`;
     cur.input_requests - ARRAY(SELECT jsonb_array_elements_text($6::text::jsonb)) AS pending
   FROM cur
 ), ans AS (
-  SELECT acc.*, (SELECT jsonb_object_agg(k.value, $5::text::jsonb -> k.value)
-    FROM jsonb_array_elements_text(acc.keys) AS k) AS answers
-  FROM acc
+  SELECT acc.*, cur.owner_key, (SELECT jsonb_object_agg(k.value, $5::text::jsonb -> k.value)
+    FROM jsonb_array_elements_text(acc.keys) AS k) AS answers,
+    (SELECT coalesce(sum(($7::text::jsonb ->> k.value)::bigint), 0)
+      FROM jsonb_array_elements_text(acc.keys) AS k) AS added
+  FROM acc JOIN cur ON cur.id = acc.id
+), fit AS (
+  SELECT ans.*, (${answerRoom}) AS room FROM ans
 ), u AS (
   UPDATE ${T} AS t SET
     status = CASE WHEN ans.pending = '{}'::jsonb THEN 'working' ELSE t.status END,
@@ -295,12 +340,16 @@ UNION ALL ${orCurrent("")}`;
     input_responses = t.input_responses || ans.answers,
     input_answers = t.input_answers || ans.answers,
     answered_input_keys = t.answered_input_keys || ans.keys,
+    payload_bytes = t.payload_bytes + ans.added,
     updated_at = n.now, version = t.version + 1
-  FROM ans, (SELECT ${nowOf("$4")} AS now) AS n
-  WHERE t.id = ans.id AND jsonb_array_length(ans.keys) > 0
-  RETURNING ans.keys AS accepted, ${cols("t")}
+  FROM fit AS ans, (SELECT ${nowOf("$4")} AS now) AS n
+  WHERE t.id = ans.id AND jsonb_array_length(ans.keys) > 0 AND ans.room
+  RETURNING ans.keys AS accepted, false AS over_quota, ${cols("t")}
 ) SELECT true AS changed, u.*${note("u", "input_submitted")} FROM u
-UNION ALL ${orCurrent(", '[]'::jsonb AS accepted")}`;
+UNION ALL ${orCurrent(
+      `, '[]'::jsonb AS accepted,
+    coalesce((SELECT NOT f.room FROM fit AS f WHERE jsonb_array_length(f.keys) > 0), false) AS over_quota`,
+    )}`;
 
     // Fenced. Draining is the worker's bookkeeping: the version moves, lastUpdatedAt does not.
     // When nothing is drained the task comes back as it is, and the store checks the fence.
@@ -342,6 +391,32 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
     // match the scans' order and the planner would sort.
     this.listWithUnowned = `SELECT * FROM ((${page("$1::text", " t.seq AS k,")}) UNION ALL (${page("''", " t.seq AS k,")})) AS p
   ORDER BY p.k LIMIT $5::bigint`;
+
+    // Newest first, for consoles. $1 owner key, $2 before seq, $3 now, $4 statuses
+    // (comma-separated) or NULL, $5 limit, $6 tool names (a JSON array) or NULL. The owner's
+    // scan walks mcp_tasks_owner_seq_idx backwards; the filters are applied on the way.
+    const newestFilters = (before: string, now: string, statuses: string, tools: string) =>
+      `t.seq < ${before}::bigint
+    AND (t.expires_at IS NULL OR t.expires_at > ${nowOf(now)})
+    AND (${statuses}::text IS NULL OR t.status = ANY(string_to_array(${statuses}::text, ',')))
+    AND (${tools}::text IS NULL OR t.tool_name = ANY(ARRAY(SELECT jsonb_array_elements_text(${tools}::text::jsonb))))`;
+    const newest = (
+      ownerKey: string,
+      key = "",
+    ) => `SELECT${key} t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
+  WHERE t.owner_key = ${ownerKey} AND ${newestFilters("$2", "$3", "$4", "$6")}
+  ORDER BY t.seq DESC LIMIT $5::bigint`;
+    this.listNewestOwn = newest("$1::text");
+    this.listNewestWithUnowned = `SELECT * FROM ((${newest("$1::text", " t.seq AS k,")}) UNION ALL (${newest("''", " t.seq AS k,")})) AS p
+  ORDER BY p.k DESC LIMIT $5::bigint`;
+    // The operator's view, every owner: $1 before seq, $2 now, $3 statuses or NULL, $4 limit,
+    // $5 tool names or NULL. No index on seq alone: a top-N sort over the live rows, which
+    // is fine for an operator's occasional page (no migration for it).
+    this.listNewestAcrossOwners = `SELECT t.seq::float8 AS seq, ${cols("t")} FROM ${T} AS t
+  WHERE ${newestFilters("$1", "$2", "$3", "$5")}
+  ORDER BY t.seq DESC LIMIT $4::bigint`;
+    // $1 task id, $2 now: the operator's read, whoever owns the task.
+    this.getAcrossOwners = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND (t.expires_at IS NULL OR t.expires_at > ${nowOf("$2")})`;
 
     // ---------------------------------------------------------------- the queue
 
@@ -398,7 +473,8 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
       "queued",
     );
 
-    // $1 now, $2 batch size, $3 error, $4 its message, $5 the retry message template. Running
+    // $1 now, $2 batch size, $3 error, $4 its message, $5 the retry message template, $6 the
+    // error's payload bytes (counted when the orphan is failed). Running
     // tasks whose lease ran out, oldest deadline first, SKIP LOCKED so that concurrent
     // sweepers take disjoint rows. While attempts remain (core's `recoverOrphan`) back to the
     // queue after the backoff; otherwise failed "Worker lost".
@@ -413,6 +489,7 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
   UPDATE ${T} AS t SET
     status = CASE WHEN ${retrying} THEN 'working' ELSE 'failed' END,
     error = CASE WHEN ${retrying} THEN t.error ELSE $3::text::jsonb END,
+    payload_bytes = CASE WHEN ${retrying} THEN t.payload_bytes ELSE t.payload_bytes + $6::bigint END,
     status_message = CASE WHEN ${retrying} THEN ${message} ELSE $4::text END,
     expires_at = CASE WHEN ${retrying} THEN t.expires_at ELSE ${EXPIRY} END,
     input_responses = CASE WHEN ${retrying} THEN '{}'::jsonb ELSE t.input_responses END,

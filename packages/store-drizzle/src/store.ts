@@ -15,6 +15,7 @@ import type {
   TaskStatus,
   Unsubscribe,
 } from "@mcp-tasks/core";
+import { extractTraceContext } from "@mcp-tasks/core";
 import {
   ACTIVE_STATUSES,
   assertFence,
@@ -26,12 +27,15 @@ import {
   executionPolicy,
   type Intent,
   type ListQuery,
+  type NewestQuery,
   type NewTask,
   type OwnerScope,
+  payloadBytes,
   retryingMessage,
   type TaskQueueStore,
   taskErrors,
   UNOWNED_KEY,
+  utf8Length,
   validateNewTask,
   WORKER_LOST_ERROR,
 } from "@mcp-tasks/core/store";
@@ -69,6 +73,13 @@ export interface DrizzleTaskStoreOptions {
   readonly maxTasks?: number | null;
   /** Most live tasks per owner; default unlimited. The same caveat as `maxTasks`. */
   readonly maxTasksPerOwner?: number | null;
+  /**
+   * Most payload bytes one owner's live tasks may hold (arguments, results and errors, input
+   * answers: core's `taskPayloadBytes`); default unlimited. New arguments and answers past it
+   * are refused with `store_full` by the writing statement itself; a run's outcome is always
+   * kept, and counted. The same caveat as `maxTasks` for concurrent writers.
+   */
+  readonly maxBytesPerOwner?: number | null;
   /**
    * `after-commit` (PostgreSQL default): NOTIFY in a batch right after the write commits.
    * `in-transaction` (PGlite default): NOTIFY inside each write statement, atomically with
@@ -114,6 +125,18 @@ const RETRY_TEMPLATE: RetryTemplate = (() => {
   };
 })();
 
+/** The payload bytes of the error an orphan without attempts left is failed with. */
+const WORKER_LOST_BYTES = payloadBytes(WORKER_LOST_ERROR);
+
+/** A bound option: a whole number written into the statements, or `null` for none. */
+function checkBound(value: number | null | undefined, name: string): number | null {
+  if (value === undefined || value === null || value === Number.POSITIVE_INFINITY) return null;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`${name} must be a non-negative whole number or null, got ${value}`);
+  }
+  return value;
+}
+
 /** The largest value of an `integer` column (the backoff). */
 const MAX_INT4 = 2_147_483_647;
 
@@ -150,6 +173,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #maxPageSize: number;
   readonly #maxTasks: number | null;
   readonly #maxTasksPerOwner: number | null;
+  readonly #maxBytesPerOwner: number | null;
   readonly #timeoutMs: number;
   readonly #sql: Statements;
   readonly #table: string;
@@ -170,8 +194,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
     this.#exec = backend.executor;
     this.#clock = options.clock ?? null;
     this.#maxPageSize = Math.max(1, Math.floor(options.maxPageSize ?? 100));
-    this.#maxTasks = options.maxTasks ?? null;
-    this.#maxTasksPerOwner = options.maxTasksPerOwner ?? null;
+    this.#maxTasks = checkBound(options.maxTasks, "maxTasks");
+    this.#maxTasksPerOwner = checkBound(options.maxTasksPerOwner, "maxTasksPerOwner");
+    this.#maxBytesPerOwner = checkBound(options.maxBytesPerOwner, "maxBytesPerOwner");
     this.#timeoutMs = options.operationTimeoutMs ?? 10_000;
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
@@ -183,7 +208,11 @@ export class DrizzleTaskStore implements TaskQueueStore {
     this.#sql = new Statements(
       this.#table,
       { channel: inTransaction ? this.#channel : null, origin: this.#origin },
-      { maxTasks: this.#maxTasks, maxTasksPerOwner: this.#maxTasksPerOwner },
+      {
+        maxTasks: this.#maxTasks,
+        maxTasksPerOwner: this.#maxTasksPerOwner,
+        maxBytesPerOwner: this.#maxBytesPerOwner,
+      },
       RETRY_TEMPLATE,
     );
     this.#notifier =
@@ -222,6 +251,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
     if (lease !== undefined) checkHolder(lease.holder, "lease.holder");
     const o = scope.owner;
     const request = toJson(task.request, "request");
+    const bytes = payloadBytes(task.request.arguments);
+    // A client's bad value is dropped here, never stored and never an error.
+    const traceContext = extractTraceContext(task.traceContext);
     const params: unknown[] = [
       task.taskId,
       scope.ownerKey,
@@ -240,6 +272,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
       policy.backoffMs,
       policy.retryOnError,
       policy.deadlineMs,
+      bytes,
+      traceContext?.traceparent ?? null,
+      traceContext?.tracestate ?? null,
     ];
     if (lease !== undefined) params.push(lease.holder, lease.durationMs);
     const text = lease === undefined ? this.#sql.createQueued : this.#sql.createClaimed;
@@ -281,6 +316,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
             leaseExpiresAt: lease === undefined ? null : Number(row.lease_expires_at),
             availableAt: null,
           },
+          traceContext,
           version: Number(row.version),
         };
         this.#changed(record, "created");
@@ -289,13 +325,11 @@ export class DrizzleTaskStore implements TaskQueueStore {
         return record;
       }
       // Nothing inserted: the id is taken, or a bound is reached. One read says which.
-      const why = await this.#run(
-        "create",
-        `SELECT EXISTS (SELECT 1 FROM ${this.#table} WHERE id = $1) AS taken,
-  (SELECT count(*) FROM ${this.#table} AS x WHERE x.expires_at IS NULL OR x.expires_at > coalesce(to_timestamp($3::float8 / 1000), now()))::float8 AS total,
-  (SELECT count(*) FROM ${this.#table} AS x WHERE x.owner_key = $2 AND (x.expires_at IS NULL OR x.expires_at > coalesce(to_timestamp($3::float8 / 1000), now())))::float8 AS own`,
-        [task.taskId, scope.ownerKey, this.#now()],
-      );
+      const why = await this.#run("create", this.#sql.createRefusal, [
+        task.taskId,
+        scope.ownerKey,
+        this.#now(),
+      ]);
       const r = why[0]!;
       if (r.taken === true) throw taskErrors.alreadyExists(task.taskId);
       if (this.#maxTasks !== null && Number(r.total) >= this.#maxTasks) {
@@ -303,6 +337,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
       }
       if (this.#maxTasksPerOwner !== null && Number(r.own) >= this.#maxTasksPerOwner) {
         throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
+      }
+      if (this.#maxBytesPerOwner !== null && Number(r.own_bytes) + bytes > this.#maxBytesPerOwner) {
+        throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
       }
       // Room was made in between (a delete or an expiry): try again.
     }
@@ -336,6 +373,62 @@ export class DrizzleTaskStore implements TaskQueueStore {
     return { tasks, nextCursor: encodeCursor(Number(page[page.length - 1]!.seq)) };
   }
 
+  async listNewest(scope: OwnerScope, query: NewestQuery): Promise<TaskPage> {
+    const { before, limit, statuses, tools } = this.#newestParams(query);
+    const text =
+      scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY
+        ? this.#sql.listNewestWithUnowned
+        : this.#sql.listNewestOwn;
+    const rows = await this.#run("listNewest", text, [
+      scope.ownerKey,
+      before,
+      this.#now(),
+      statuses,
+      limit + 1,
+      tools,
+    ]);
+    return this.#newestPage(rows, limit);
+  }
+
+  async listNewestAcrossOwners(query: NewestQuery): Promise<TaskPage> {
+    const { before, limit, statuses, tools } = this.#newestParams(query);
+    const rows = await this.#run("listNewestAcrossOwners", this.#sql.listNewestAcrossOwners, [
+      before,
+      this.#now(),
+      statuses,
+      limit + 1,
+      tools,
+    ]);
+    return this.#newestPage(rows, limit);
+  }
+
+  async getAcrossOwners(taskId: string): Promise<TaskRecord> {
+    const rows = await this.#run("getAcrossOwners", this.#sql.getAcrossOwners, [
+      String(taskId),
+      this.#now(),
+    ]);
+    if (rows[0] === undefined) throw taskErrors.notFound(taskId);
+    return toRecord(rows[0]);
+  }
+
+  #newestParams(query: NewestQuery) {
+    return {
+      // Past every bigint identity value the table will hand out.
+      before:
+        query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeSequenceCursor(query.cursor),
+      limit: Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize)),
+      statuses: query.statuses && query.statuses.length > 0 ? query.statuses.join(",") : null,
+      tools: query.toolNames && query.toolNames.length > 0 ? JSON.stringify(query.toolNames) : null,
+    };
+  }
+
+  #newestPage(rows: readonly Row[], limit: number): TaskPage {
+    const page = rows.slice(0, limit);
+    const tasks = page.map(toRecord);
+    if (rows.length <= limit) return { tasks };
+    return { tasks, nextCursor: encodeCursor(Number(page[page.length - 1]!.seq)) };
+  }
+
   // ---------------------------------------------------------------- transitions
 
   async complete(
@@ -351,7 +444,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       taskId,
       scope,
       "status_changed",
-      [text, null, statusMessage],
+      [text, null, statusMessage, utf8Length(text)],
       undefined,
       () => terminalKnown("completed", statusMessage, JSON.parse(text), null),
     );
@@ -371,7 +464,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       taskId,
       scope,
       "status_changed",
-      [null, text, message],
+      [null, text, message, utf8Length(text)],
       undefined,
       () => terminalKnown("failed", message, null, JSON.parse(text)),
     );
@@ -388,7 +481,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       taskId,
       scope,
       "status_changed",
-      [null, null, statusMessage],
+      [null, null, statusMessage, 0],
       undefined,
       () => terminalKnown("cancelled", statusMessage, null, null),
     );
@@ -461,13 +554,21 @@ export class DrizzleTaskStore implements TaskQueueStore {
     responses: Readonly<Record<string, InputResponse>>,
   ): Promise<SubmitInputResult> {
     const keys = Object.keys(responses ?? {});
+    // Each answer's bytes, measured here as core measures them (the statement adds those of
+    // the keys it accepts).
+    const sizes: Record<string, number> = {};
+    for (const key of keys) sizes[key] = payloadBytes(responses[key]);
     const rows = await this.#run("submitInput", this.#sql.submitInput, [
       ...this.#byId(taskId, scope),
       toJson(responses ?? {}, "input responses"),
       JSON.stringify(keys),
+      JSON.stringify(sizes),
     ]);
     const row = rows[0];
     if (row === undefined) throw taskErrors.notFound(taskId);
+    if (row.over_quota === true && this.#maxBytesPerOwner !== null) {
+      throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+    }
     const task = toRecord(row);
     if (row.changed !== true) return { task, acceptedKeys: [] };
     this.#changed(task, "input_submitted");
@@ -576,6 +677,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
         JSON.stringify(WORKER_LOST_ERROR),
         WORKER_LOST_ERROR.message,
         RETRY_TEMPLATE.text,
+        WORKER_LOST_BYTES,
       ]);
       for (const row of rows) {
         if (row.status === "failed") {

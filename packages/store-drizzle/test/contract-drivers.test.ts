@@ -44,15 +44,18 @@ for (const [name, client, prefix, onServer] of drivers) {
     return schema;
   };
 
-  describeTaskStoreContract(name, async ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
-    createTaskStore({
-      client,
-      schema: await fresh("t"),
-      clock,
-      maxPageSize,
-      maxTasks: maxTasks ?? null,
-      maxTasksPerOwner: maxTasksPerOwner ?? null,
-    }),
+  describeTaskStoreContract(
+    name,
+    async ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) =>
+      createTaskStore({
+        client,
+        schema: await fresh("t"),
+        clock,
+        maxPageSize,
+        maxTasks: maxTasks ?? null,
+        maxTasksPerOwner: maxTasksPerOwner ?? null,
+        maxBytesPerOwner: maxBytesPerOwner ?? null,
+      }),
   );
 
   describeQueueStoreContract(name, async ({ clock }) =>

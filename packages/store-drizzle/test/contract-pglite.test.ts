@@ -10,7 +10,7 @@ afterAll(() => db.close());
 
 describeTaskStoreContract(
   "PGlite (in memory)",
-  ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
+  ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) =>
     createPGliteTaskStore({
       client: db,
       schema: freshSchemaName("pg"),
@@ -19,5 +19,6 @@ describeTaskStoreContract(
       maxPageSize,
       maxTasks: maxTasks ?? null,
       maxTasksPerOwner: maxTasksPerOwner ?? null,
+      maxBytesPerOwner: maxBytesPerOwner ?? null,
     }),
 );

@@ -10,7 +10,7 @@ afterAll(() => dropSchemas(schemas));
 for (const notify of ["after-commit", "in-transaction"] as const) {
   describeTaskStoreContract(
     `PostgreSQL (notify ${notify})`,
-    async ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) => {
+    async ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) => {
       const schema = freshSchemaName(notify === "after-commit" ? "ca" : "ct");
       schemas.push(schema);
       await migrate(DATABASE_URL, { schema });
@@ -21,6 +21,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         maxPageSize,
         maxTasks: maxTasks ?? null,
         maxTasksPerOwner: maxTasksPerOwner ?? null,
+        maxBytesPerOwner: maxBytesPerOwner ?? null,
         poolSize: 8,
         notify,
       });

@@ -81,6 +81,11 @@ async function checkUpgraded(
   expect(tools.map((r) => [r.id, r.tool_name])).toEqual(
     ["held", "unleased", "released", "done"].map((id) => [id, `tool-${id}`]),
   );
+  // The byte quota's column is backfilled: each row's arguments ({}) are 2 bytes.
+  const bytes = await store.query(`SELECT id, payload_bytes FROM ${table} ORDER BY seq`);
+  expect(bytes.map((r) => [r.id, Number(r.payload_bytes)])).toEqual(
+    ["held", "unleased", "released", "done"].map((id) => [id, 2]),
+  );
   // The running tasks nobody holds are the queue now; the held one is not an orphan yet.
   const claimed = await store.claim("new-node", { limit: 10, leaseMs: 1000 });
   expect(claimed.map((t) => t.taskId)).toEqual(["unleased", "released"]);

@@ -32,9 +32,12 @@ import {
   isOrphaned,
   type ListQuery,
   markTaskCancelled,
+  type NewestQuery,
   type NewTask,
   newTaskRecord,
   type OwnerScope,
+  outcomeBytes,
+  payloadBytes,
   recoverOrphan,
   renewTaskLease,
   requestTaskCancel,
@@ -60,8 +63,18 @@ export interface MemoryTaskStoreOptions {
   readonly clock?: Clock;
   /** Most tasks held at once (live and finished); default 100 000. */
   readonly maxTasks?: number;
-  /** Most tasks one owner may hold at once; default 1 000. */
+  /**
+   * Most tasks one owner may hold at once, finished ones included until their ttl ends;
+   * default 10 000 (a client creating a task every second keeps 3 600 under a 1 h ttl).
+   */
   readonly maxTasksPerOwner?: number;
+  /**
+   * Most payload bytes one owner's tasks may hold: arguments, results and errors, input
+   * answers (UTF-8 of their JSON, core's `taskPayloadBytes`); default 64 MiB. New arguments
+   * and answers past it are refused with `store_full`; a run's outcome is always kept, and
+   * counted.
+   */
+  readonly maxBytesPerOwner?: number;
   /** Largest page `list` returns; default 100. */
   readonly maxPageSize?: number;
   /**
@@ -77,6 +90,8 @@ class Slot {
   record: TaskRecord;
   readonly seq: number;
   readonly ownerKey: string;
+  /** The payload bytes it holds (see `taskPayloadBytes`), counted in its owner's list. */
+  bytes = 0;
   deleted = false;
   /** Its place in the queue while it is queued (running, no holder). */
   queueMark: QueueMark<Slot> | null = null;
@@ -94,6 +109,8 @@ class Slot {
 class OwnerList {
   slots: Slot[] = [];
   live = 0;
+  /** The payload bytes of its slots not yet removed (expired but unswept ones included). */
+  bytes = 0;
 
   /** Index of the first slot with `seq > after`. */
   firstAfter(after: number): number {
@@ -127,9 +144,13 @@ export class MemoryTaskStore implements TaskQueueStore {
   readonly #clock: Clock;
   readonly #maxTasks: number;
   readonly #maxTasksPerOwner: number;
+  readonly #maxBytesPerOwner: number;
+  readonly #countBytes: boolean;
   readonly #maxPageSize: number;
   readonly #tasks = new Map<string, Slot>();
   readonly #owners = new Map<string, OwnerList>();
+  /** Every owner's tasks in creation order, for the operator's newest-first listing. */
+  readonly #everyone = new OwnerList();
   readonly #expiry = new MinHeap<Slot>();
   /** Queued tasks claimable now, per tool, in creation order. */
   readonly #ready = new Map<string, ToolQueue<Slot>>();
@@ -146,7 +167,10 @@ export class MemoryTaskStore implements TaskQueueStore {
   constructor(options: MemoryTaskStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#maxTasks = options.maxTasks ?? 100_000;
-    this.#maxTasksPerOwner = options.maxTasksPerOwner ?? 1_000;
+    this.#maxTasksPerOwner = options.maxTasksPerOwner ?? 10_000;
+    this.#maxBytesPerOwner = options.maxBytesPerOwner ?? 64 * 1024 * 1024;
+    // Without a byte quota there is nothing to account (it cannot be set later).
+    this.#countBytes = this.#maxBytesPerOwner !== Number.POSITIVE_INFINITY;
     this.#maxPageSize = options.maxPageSize ?? 100;
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
@@ -169,8 +193,14 @@ export class MemoryTaskStore implements TaskQueueStore {
     if (this.#tasks.has(task.taskId)) throw taskErrors.alreadyExists(task.taskId);
     const key = scope.ownerKey;
     const record = newTaskRecord(task, scope.owner, this.#clock.now());
+    const bytes = this.#countBytes ? payloadBytes(record.request.arguments) : 0;
     let list = this.#owners.get(key);
-    if (this.#tasks.size >= this.#maxTasks || (list?.live ?? 0) >= this.#maxTasksPerOwner) {
+    if (
+      this.#tasks.size >= this.#maxTasks ||
+      (list?.live ?? 0) >= this.#maxTasksPerOwner ||
+      (list?.bytes ?? 0) + bytes > this.#maxBytesPerOwner
+    ) {
+      // Expired tasks do not count: sweep them, then look again.
       this.#sweep(Number.POSITIVE_INFINITY);
       list = this.#owners.get(key);
       if (this.#tasks.size >= this.#maxTasks)
@@ -178,8 +208,12 @@ export class MemoryTaskStore implements TaskQueueStore {
       if ((list?.live ?? 0) >= this.#maxTasksPerOwner) {
         throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
       }
+      if ((list?.bytes ?? 0) + bytes > this.#maxBytesPerOwner) {
+        throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+      }
     }
     const slot = new Slot(record, ++this.#seq, key);
+    slot.bytes = bytes;
     this.#tasks.set(record.taskId, slot);
     if (!list) {
       list = new OwnerList();
@@ -187,6 +221,9 @@ export class MemoryTaskStore implements TaskQueueStore {
     }
     list.slots.push(slot);
     list.live++;
+    list.bytes += bytes;
+    this.#everyone.slots.push(slot);
+    this.#everyone.live++;
     this.#track(slot, null);
     this.#changed(record, "created");
     if (record.execution.holder === null) this.#changed(record, "queued");
@@ -227,6 +264,58 @@ export class MemoryTaskStore implements TaskQueueStore {
         // One more match exists: hand out a cursor at the last returned task.
         return { tasks: out, nextCursor: encodeCursor(lastSeq) };
       }
+      out.push(r);
+      lastSeq = slot.seq;
+    }
+    return { tasks: out };
+  }
+
+  async listNewest(scope: OwnerScope, query: NewestQuery): Promise<TaskPage> {
+    this.#open();
+    const own = this.#owners.get(scope.ownerKey)?.slots ?? [];
+    const unowned =
+      scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY
+        ? (this.#owners.get(UNOWNED_KEY)?.slots ?? [])
+        : [];
+    return this.#newest(query, own, unowned);
+  }
+
+  async listNewestAcrossOwners(query: NewestQuery): Promise<TaskPage> {
+    this.#open();
+    return this.#newest(query, this.#everyone.slots, []);
+  }
+
+  async getAcrossOwners(taskId: string): Promise<TaskRecord> {
+    this.#open();
+    const slot = this.#tasks.get(taskId);
+    const now = this.#clock.now();
+    if (slot === undefined || (slot.record.expiresAt !== null && slot.record.expiresAt <= now)) {
+      throw taskErrors.notFound(taskId);
+    }
+    return slot.record;
+  }
+
+  /** Walks two creation-ordered lists backwards from the cursor, merged by sequence. */
+  #newest(query: NewestQuery, a: readonly Slot[], b: readonly Slot[]): TaskPage {
+    const before =
+      query.cursor === undefined ? Number.POSITIVE_INFINITY : decodeSequenceCursor(query.cursor);
+    const limit = Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize));
+    const statuses = query.statuses && query.statuses.length > 0 ? new Set(query.statuses) : null;
+    const tools = query.toolNames && query.toolNames.length > 0 ? new Set(query.toolNames) : null;
+    const now = this.#clock.now();
+    const out: TaskRecord[] = [];
+    let i = lastBefore(a, before);
+    let j = lastBefore(b, before);
+    let lastSeq = before;
+    while (i >= 0 || j >= 0) {
+      const takeA = j < 0 || (i >= 0 && a[i]!.seq > b[j]!.seq);
+      const slot = takeA ? a[i--]! : b[j--]!;
+      if (slot.deleted) continue;
+      const r = slot.record;
+      if (r.expiresAt !== null && r.expiresAt <= now) continue;
+      if (statuses !== null && !statuses.has(r.status)) continue;
+      if (tools !== null && !tools.has(r.request.toolName)) continue;
+      if (out.length === limit) return { tasks: out, nextCursor: encodeCursor(lastSeq) };
       out.push(r);
       lastSeq = slot.seq;
     }
@@ -296,7 +385,15 @@ export class MemoryTaskStore implements TaskQueueStore {
   ): Promise<SubmitInputResult> {
     const slot = this.#find(taskId, scope);
     const result = submitTaskInput(slot.record, this.#clock.now(), responses);
-    if (result.acceptedKeys.length > 0) this.#replace(slot, result.task, "input_submitted");
+    if (result.acceptedKeys.length === 0) return result;
+    // The accepted answers are kept for the task's lifetime: they count against its owner.
+    if (this.#countBytes) {
+      let added = 0;
+      for (const key of result.acceptedKeys) added += payloadBytes(responses[key]);
+      this.#assertBytesRoom(slot.ownerKey, added);
+      this.#addBytes(slot, added);
+    }
+    this.#replace(slot, result.task, "input_submitted");
     return result;
   }
 
@@ -487,6 +584,9 @@ export class MemoryTaskStore implements TaskQueueStore {
 
   #finish(slot: Slot, next: TaskRecord): TaskRecord {
     const prev = slot.record;
+    // A run's outcome is never refused by the byte quota (that would lose finished work),
+    // but it counts against the owner from now on.
+    if (this.#countBytes) this.#addBytes(slot, outcomeBytes(next.outcome));
     slot.record = next;
     this.#track(slot, prev);
     if (next.expiresAt !== null) this.#expiry.push(next.expiresAt, slot);
@@ -584,6 +684,23 @@ export class MemoryTaskStore implements TaskQueueStore {
     }
   }
 
+  /** Refuses `added` payload bytes for the owner past its quota (after sweeping expired tasks). */
+  #assertBytesRoom(ownerKey: string, added: number): void {
+    const held = () => this.#owners.get(ownerKey)?.bytes ?? 0;
+    if (held() + added <= this.#maxBytesPerOwner) return;
+    this.#sweep(Number.POSITIVE_INFINITY);
+    if (held() + added > this.#maxBytesPerOwner) {
+      throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+    }
+  }
+
+  #addBytes(slot: Slot, added: number): void {
+    if (added === 0 || slot.deleted) return;
+    slot.bytes += added;
+    const list = this.#owners.get(slot.ownerKey);
+    if (list) list.bytes += added;
+  }
+
   #remove(slot: Slot): void {
     if (slot.deleted) return;
     slot.deleted = true;
@@ -591,9 +708,12 @@ export class MemoryTaskStore implements TaskQueueStore {
     slot.leaseEntry?.kill();
     slot.leaseEntry = null;
     this.#tasks.delete(slot.record.taskId);
+    this.#everyone.live--;
+    this.#everyone.compactIfSparse();
     const list = this.#owners.get(slot.ownerKey);
     if (list) {
       list.live--;
+      list.bytes -= slot.bytes;
       if (list.live === 0) this.#owners.delete(slot.ownerKey);
       else list.compactIfSparse();
     }
@@ -631,6 +751,18 @@ export class MemoryTaskStore implements TaskQueueStore {
     const batch = this.#pending.splice(0);
     for (const change of batch) this.#feed.emit(change);
   }
+}
+
+/** Index of the last slot with `seq < before` in a creation-ordered list; -1 for none. */
+function lastBefore(slots: readonly Slot[], before: number): number {
+  let lo = 0;
+  let hi = slots.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (slots[mid]!.seq < before) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }
 
 function validateHolder(holder: string): void {

@@ -3,12 +3,13 @@ import { MemoryTaskStore } from "../src/index.js";
 
 describeTaskStoreContract(
   "MemoryTaskStore",
-  ({ clock, maxTasks, maxTasksPerOwner, maxPageSize }) =>
+  ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) =>
     new MemoryTaskStore({
       clock,
       maxPageSize,
       maxTasks: maxTasks ?? 1_000_000,
       maxTasksPerOwner: maxTasksPerOwner ?? 1_000_000,
+      maxBytesPerOwner: maxBytesPerOwner ?? Number.POSITIVE_INFINITY,
       sweepIntervalMs: 0,
     }),
 );
@@ -20,6 +21,7 @@ describeQueueStoreContract(
       clock,
       maxTasks: 1_000_000,
       maxTasksPerOwner: 1_000_000,
+      maxBytesPerOwner: Number.POSITIVE_INFINITY,
       sweepIntervalMs: 0,
     }),
 );

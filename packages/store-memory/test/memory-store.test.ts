@@ -282,4 +282,25 @@ describe("README", () => {
     expect(run.stdout.toString()).toContain("bob: not_found_or_unauthorized");
     expect(run.stdout.toString()).toContain('"text":"answer: accept"');
   });
+
+  it("by default keeps a client creating a task a second for an hour, and bounds its bytes", async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryTaskStore({ clock, sweepIntervalMs: 0 });
+    // One task a second, each finished at once and kept for the 1 h ttl: 3 600 held.
+    for (let i = 0; i < 3_600; i++) {
+      const t = await store.create(task(3_600_000), scope);
+      await store.complete(t.taskId, scope, {});
+      clock.advance(1_000);
+    }
+    expect(store.size).toBe(3_600);
+    // 64 MiB per owner by default: 63 arguments of 1 MiB fit beside them, the 64th does not.
+    const mib = { blob: "x".repeat(1024 * 1024 - 11) };
+    for (let i = 0; i < 63; i++) {
+      await store.create({ ...task(), request: { toolName: "x", arguments: mib } }, scope);
+    }
+    await expect(
+      store.create({ ...task(), request: { toolName: "x", arguments: mib } }, scope),
+    ).rejects.toMatchObject({ code: "store_full", quota: { quota: "maxBytesPerOwner" } });
+    await store.close();
+  });
 });

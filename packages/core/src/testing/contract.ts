@@ -6,11 +6,11 @@ import {
   ManualClock,
   type Owner,
   owner,
-  type TaskChange,
-  type TaskErrorCode,
+  type TaskError,
   type TaskRecord,
   type TaskStatus,
   type TaskStore,
+  type TraceContext,
 } from "../index.js";
 import {
   encodeCursor,
@@ -18,6 +18,7 @@ import {
   type OwnerScope,
   ownerKey,
   ownerScope,
+  payloadBytes,
   supportsQueue,
 } from "../store-api.js";
 import { collectChanges, expectTaskError } from "./helpers.js";
@@ -30,6 +31,11 @@ export interface ContractStoreOptions {
   readonly maxTasks?: number;
   /** Per-owner bound; `undefined` for none. */
   readonly maxTasksPerOwner?: number;
+  /**
+   * Per-owner bound on stored payload bytes (core's `taskPayloadBytes`: arguments, outcome,
+   * input answers); `undefined` for none.
+   */
+  readonly maxBytesPerOwner?: number;
   /** The largest page the store hands out. */
   readonly maxPageSize: number;
 }
@@ -192,6 +198,58 @@ export function describeTaskStoreContract(
           backoffMs: 2500,
           retryOnError: true,
           deadlineMs: 90_000,
+        });
+      });
+
+      it("keeps the trace context given at creation through every change", async () => {
+        const traceContext = {
+          traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+          tracestate: "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+        };
+        const t = await create({ traceContext });
+        expect(t.traceContext).toEqual(traceContext);
+        const parentOnly = await create({
+          traceContext: { traceparent: traceContext.traceparent },
+        });
+        expect(parentOnly.traceContext).toEqual({ traceparent: traceContext.traceparent });
+        await store.requireInput(t.taskId, ALICE_SCOPE, {
+          confirm: { method: "elicitation/create" },
+        });
+        await store.submitInput(t.taskId, ALICE_SCOPE, { confirm: { action: "accept" } });
+        await store.complete(t.taskId, ALICE_SCOPE, { content: [] });
+        expect((await store.get(t.taskId, ALICE_SCOPE)).traceContext).toEqual(traceContext);
+        expect((await store.list(ALICE_SCOPE, { limit: 10 })).tasks[0]?.traceContext).toEqual(
+          traceContext,
+        );
+        expect((await create()).traceContext).toBeNull();
+        expect((await create({ traceContext: null })).traceContext).toBeNull();
+      });
+
+      it("drops an invalid trace context instead of failing or storing it", async () => {
+        const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        const invalid = [
+          "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01", // uppercase
+          "00-00000000000000000000000000000000-00f067aa0ba902b7-01", // zero trace id
+          "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", // zero parent id
+          "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", // version ff
+          `${valid}-extra`, // version 00 with more fields
+          "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", // no flags
+          "'; DROP TABLE tasks; --",
+          "",
+        ];
+        for (const traceparent of invalid) {
+          const t = await create({ traceContext: { traceparent } });
+          expect(t.traceContext).toBeNull();
+          expect((await store.get(t.taskId, ALICE_SCOPE)).traceContext).toBeNull();
+        }
+        // Not even the right shape: a client's value is never trusted.
+        const odd = { traceparent: 42 } as unknown as TraceContext;
+        expect((await create({ traceContext: odd })).traceContext).toBeNull();
+        // A bad tracestate alone is dropped; the traceparent is kept.
+        const t = await create({ traceContext: { traceparent: valid, tracestate: "bad key=1" } });
+        expect(t.traceContext).toEqual({ traceparent: valid });
+        expect((await store.get(t.taskId, ALICE_SCOPE)).traceContext).toEqual({
+          traceparent: valid,
         });
       });
 
@@ -857,6 +915,120 @@ export function describeTaskStoreContract(
       });
     });
 
+    describe("newest-first listing (listNewest, and across owners for operators)", () => {
+      async function pages(
+        read: (cursor: string | undefined) => ReturnType<TaskStore["listNewest"]>,
+      ): Promise<string[]> {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (let guard = 0; guard < 30; guard++) {
+          const page = await read(cursor);
+          seen.push(...page.tasks.map((t) => t.taskId));
+          cursor = page.nextCursor;
+          if (cursor === undefined) return seen;
+        }
+        throw new Error("listing did not end");
+      }
+
+      it("pages through every task once, newest first, and ends without a cursor", async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 13; i++) {
+          created.push((await create()).taskId);
+          if (i % 2 === 0) clock.advance(1); // some share a millisecond
+        }
+        const seen = await pages((cursor) =>
+          store.listNewest(ALICE_SCOPE, { limit: 4, ...(cursor !== undefined && { cursor }) }),
+        );
+        expect(seen).toEqual([...created].reverse());
+      });
+
+      it("a cursor stays valid when tasks are created and deleted, even its own", async () => {
+        const made: string[] = [];
+        for (let i = 0; i < 6; i++) made.push((await create()).taskId);
+        const first = await store.listNewest(ALICE_SCOPE, { limit: 3 });
+        expect(first.tasks.map((t) => t.taskId)).toEqual([made[5], made[4], made[3]]);
+        await store.delete(made[3]!, ALICE_SCOPE);
+        await store.delete(made[1]!, ALICE_SCOPE);
+        await create(); // newer than the cursor: not on later pages
+        const second = await store.listNewest(ALICE_SCOPE, {
+          limit: 10,
+          cursor: first.nextCursor!,
+        });
+        expect(second.tasks.map((t) => t.taskId)).toEqual([made[2], made[0]]);
+        expect(second.nextCursor).toBeUndefined();
+      });
+
+      it("filters by status and by tool, and pages through the filtered set", async () => {
+        const wanted: string[] = [];
+        for (let i = 0; i < 12; i++) {
+          const toolName = i % 2 === 0 ? "slow_compute" : "confirm_delete";
+          const t = await create({ request: { toolName, arguments: {} } });
+          if (i % 3 === 0) await store.complete(t.taskId, ALICE_SCOPE, {});
+          if (i % 3 === 0 && toolName === "confirm_delete") wanted.push(t.taskId);
+        }
+        const seen = await pages((cursor) =>
+          store.listNewest(ALICE_SCOPE, {
+            limit: 1,
+            statuses: ["completed"],
+            toolNames: ["confirm_delete"],
+            ...(cursor !== undefined && { cursor }),
+          }),
+        );
+        expect(seen).toEqual([...wanted].reverse());
+        const tools = await store.listNewest(ALICE_SCOPE, {
+          limit: 100,
+          toolNames: ["slow_compute", "confirm_delete"],
+        });
+        expect(tools.tasks).toHaveLength(12);
+        const none = await store.listNewest(ALICE_SCOPE, { limit: 100, toolNames: ["nope"] });
+        expect(none.tasks).toHaveLength(0);
+      });
+
+      it("listNewest is owner-scoped; across owners it shows every owner's tasks", async () => {
+        const a = await create();
+        const b = await create({}, scopeOf(BOB));
+        const u = await create({}, scopeOf(ANON));
+        const mine = await store.listNewest(ALICE_SCOPE, { limit: 100 });
+        expect(mine.tasks.map((t) => t.taskId)).toEqual([u.taskId, a.taskId]);
+        const closed = await store.listNewest(scopeOf(ALICE, CLOSED), { limit: 100 });
+        expect(closed.tasks.map((t) => t.taskId)).toEqual([a.taskId]);
+        const bobs = await store.listNewest(scopeOf(BOB, CLOSED), { limit: 100 });
+        expect(bobs.tasks.map((t) => t.taskId)).toEqual([b.taskId]);
+        const all = await pages((cursor) =>
+          store.listNewestAcrossOwners({ limit: 2, ...(cursor !== undefined && { cursor }) }),
+        );
+        expect(all).toEqual([u.taskId, b.taskId, a.taskId]);
+        const page = await store.listNewestAcrossOwners({ limit: 100 });
+        expect(page.tasks.map((t) => t.owner)).toEqual([ANON, BOB, ALICE]);
+      });
+
+      it("getAcrossOwners reads any owner's task; missing and expired ones are not found", async () => {
+        const b = await create({ ttlMs: 1000 }, scopeOf(BOB));
+        expect((await store.getAcrossOwners(b.taskId)).owner).toEqual(BOB);
+        await store.complete(b.taskId, scopeOf(BOB), {});
+        clock.advance(5000);
+        await expectError(store.getAcrossOwners(b.taskId), "not_found_or_unauthorized");
+        await expectError(store.getAcrossOwners("missing"), "not_found_or_unauthorized");
+        const list = await store.listNewestAcrossOwners({ limit: 100 });
+        expect(list.tasks.map((t) => t.taskId)).not.toContain(b.taskId);
+      });
+
+      it("rejects malformed cursors with invalid_cursor", async () => {
+        for (const cursor of ["", "garbage", "c1.!!", encodeCursor("x"), "x".repeat(5000)]) {
+          await expectError(store.listNewest(ALICE_SCOPE, { limit: 5, cursor }), "invalid_cursor");
+          await expectError(store.listNewestAcrossOwners({ limit: 5, cursor }), "invalid_cursor");
+        }
+      });
+
+      it("clamps the page size to the store maximum", async () => {
+        const small = await open({ maxPageSize: 4 });
+        for (let i = 0; i < 6; i++) await create({}, ALICE_SCOPE, small);
+        const page = await small.listNewestAcrossOwners({ limit: 1000 });
+        expect(page.tasks).toHaveLength(4);
+        expect(page.nextCursor).toBeDefined();
+      });
+    });
+
     describe("bounds", () => {
       it("refuses tasks beyond maxTasks with store_full, and accepts again after a delete", async () => {
         const s = await open({ maxTasks: 3 });
@@ -877,6 +1049,19 @@ export function describeTaskStoreContract(
         await create({}, scopeOf(ALICE_OTHER_AUDIENCE), s);
       });
 
+      it("store_full names the quota that was hit, in its message and its quota field", async () => {
+        const total = await open({ maxTasks: 1 });
+        await create({}, ALICE_SCOPE, total);
+        const t = (await expectError(create({}, scopeOf(BOB), total), "store_full")) as TaskError;
+        expect(t.quota).toEqual({ quota: "maxTasks", limit: 1 });
+        expect(t.message).toContain("maxTasks");
+        const own = await open({ maxTasksPerOwner: 1 });
+        await create({}, ALICE_SCOPE, own);
+        const o = (await expectError(create({}, ALICE_SCOPE, own), "store_full")) as TaskError;
+        expect(o.quota).toEqual({ quota: "maxTasksPerOwner", limit: 1 });
+        expect(o.message).toContain("maxTasksPerOwner");
+      });
+
       it("expired tasks do not count against the bounds", async () => {
         const s = await open({ maxTasks: 2, maxTasksPerOwner: 2 });
         const a = await create({ ttlMs: 100 }, ALICE_SCOPE, s);
@@ -884,6 +1069,154 @@ export function describeTaskStoreContract(
         await s.complete(a.taskId, ALICE_SCOPE, {});
         clock.advance(100);
         await create({}, ALICE_SCOPE, s);
+      });
+    });
+
+    describe("byte quota (maxBytesPerOwner)", () => {
+      const LIMIT = 1000;
+      /** Arguments of exactly `bytes` payload bytes (UTF-8 of their JSON), `bytes` >= 8. */
+      const argsOf = (bytes: number) => {
+        // {"b":"…"} is 8 bytes around the string; "é" is 2 bytes in UTF-8, so the measure
+        // must be UTF-8 bytes, not UTF-16 units.
+        const wide = Math.min(10, Math.floor((bytes - 8) / 2));
+        return { b: "é".repeat(wide) + "x".repeat(bytes - 8 - 2 * wide) };
+      };
+      const sized = (bytes: number) => ({
+        request: { toolName: "slow_compute", arguments: argsOf(bytes) },
+      });
+
+      /**
+       * Proves the owner has exactly `room` bytes left: a task of `room` bytes fits, one of
+       * 2 more bytes does not; the probe task is removed again.
+       */
+      async function expectRoom(s: TaskStore, scope: OwnerScope, room: number): Promise<void> {
+        const probe = await create(sized(room), scope, s);
+        await expectError(
+          create({ request: { toolName: "t", arguments: {} } }, scope, s),
+          "store_full",
+        );
+        await s.delete(probe.taskId, scope);
+      }
+
+      it("refuses arguments past the owner's quota, exactly at the boundary, naming the quota", async () => {
+        const s = await open({ maxBytesPerOwner: LIMIT });
+        await create(sized(600), ALICE_SCOPE, s);
+        const error = (await expectError(
+          create(sized(401), ALICE_SCOPE, s),
+          "store_full",
+        )) as TaskError;
+        expect(error.quota).toEqual({ quota: "maxBytesPerOwner", limit: LIMIT });
+        expect(error.message).toContain("maxBytesPerOwner");
+        await create(sized(400), ALICE_SCOPE, s);
+        await expectError(create(sized(8), ALICE_SCOPE, s), "store_full");
+        // Per owner: the other owners, anonymous included, each have their own quota.
+        await create(sized(LIMIT), scopeOf(BOB), s);
+        await create(sized(LIMIT), scopeOf(ALICE_OTHER_TENANT), s);
+        await create(sized(LIMIT), scopeOf(ANON), s);
+        await expectError(create(sized(8), scopeOf(ANON), s), "store_full");
+        // A task bigger than the whole quota is refused outright.
+        const fresh = await open({ maxBytesPerOwner: LIMIT });
+        await expectError(create(sized(LIMIT + 1), ALICE_SCOPE, fresh), "store_full");
+        await expectRoom(fresh, ALICE_SCOPE, LIMIT);
+      });
+
+      it("a refused create stores nothing and costs nothing", async () => {
+        const s = await open({ maxBytesPerOwner: LIMIT });
+        const refused = newTask(sized(LIMIT + 1));
+        await expectError(s.create(refused, ALICE_SCOPE), "store_full");
+        await expectError(s.get(refused.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+        expect((await s.list(ALICE_SCOPE, { limit: 10 })).tasks).toEqual([]);
+        await expectRoom(s, ALICE_SCOPE, LIMIT);
+      });
+
+      it("results and errors count once stored; an outcome is stored even past the quota", async () => {
+        const s = await open({ maxBytesPerOwner: LIMIT });
+        const a = await create(sized(100), ALICE_SCOPE, s);
+        await s.complete(a.taskId, ALICE_SCOPE, argsOf(300));
+        const b = await create(sized(100), ALICE_SCOPE, s);
+        await s.fail(b.taskId, ALICE_SCOPE, { code: -32000, message: "m".repeat(100) });
+        const errorBytes = payloadBytes({ code: -32000, message: "m".repeat(100) });
+        await expectRoom(s, ALICE_SCOPE, LIMIT - 500 - errorBytes);
+        // A run's outcome is never refused (that would lose finished work): it is kept and
+        // counted, and new tasks wait until there is room again.
+        const c = await create(sized(LIMIT - 500 - errorBytes), ALICE_SCOPE, s);
+        const done = await s.complete(c.taskId, ALICE_SCOPE, argsOf(700));
+        expect(done.outcome).toEqual({ kind: "result", result: argsOf(700) });
+        await expectError(create(sized(8), ALICE_SCOPE, s), "store_full");
+        await s.delete(c.taskId, ALICE_SCOPE);
+        await expectRoom(s, ALICE_SCOPE, LIMIT - 500 - errorBytes);
+        // Cancelling stores no outcome.
+        const d = await create(sized(100), ALICE_SCOPE, s);
+        await s.requestCancel(d.taskId, ALICE_SCOPE);
+        await s.markCancelled(d.taskId, ALICE_SCOPE);
+        await expectRoom(s, ALICE_SCOPE, LIMIT - 600 - errorBytes);
+      });
+
+      it("input answers count, are refused past the quota, and leave the task unchanged then", async () => {
+        const s = await open({ maxBytesPerOwner: LIMIT });
+        const t = await create(sized(100), ALICE_SCOPE, s);
+        await s.requireInput(t.taskId, ALICE_SCOPE, {
+          q1: { method: "elicitation/create" },
+          q2: { method: "elicitation/create" },
+        });
+        // Answers to keys that are not outstanding are ignored, and cost nothing.
+        await s.submitInput(t.taskId, ALICE_SCOPE, { other: argsOf(5000) });
+        const first = await s.submitInput(t.taskId, ALICE_SCOPE, { q1: argsOf(400) });
+        expect(first.acceptedKeys).toEqual(["q1"]);
+        await expectRoom(s, ALICE_SCOPE, LIMIT - 500);
+        const refused = (await expectError(
+          s.submitInput(t.taskId, ALICE_SCOPE, { q2: argsOf(501) }),
+          "store_full",
+        )) as TaskError;
+        expect(refused.quota).toEqual({ quota: "maxBytesPerOwner", limit: LIMIT });
+        const after = await s.get(t.taskId, ALICE_SCOPE);
+        expect(after.status).toBe("input_required");
+        expect(Object.keys(after.inputRequests)).toEqual(["q2"]);
+        expect(Object.keys(after.inputAnswers)).toEqual(["q1"]);
+        // Draining the answers changes nothing: they stay on the task for its lifetime.
+        await s.takeInputResponses(t.taskId, ALICE_SCOPE);
+        const last = await s.submitInput(t.taskId, ALICE_SCOPE, { q2: argsOf(500) });
+        expect(last.acceptedKeys).toEqual(["q2"]);
+        expect(last.task.status).toBe("working");
+        await s.takeInputResponses(t.taskId, ALICE_SCOPE);
+        await expectError(create(sized(8), ALICE_SCOPE, s), "store_full");
+        await s.markCancelled(t.taskId, ALICE_SCOPE);
+        await s.delete(t.taskId, ALICE_SCOPE);
+        await expectRoom(s, ALICE_SCOPE, LIMIT);
+      });
+
+      it("expired tasks give their bytes back, swept or not", async () => {
+        const s = await open({ maxBytesPerOwner: LIMIT });
+        const t = await create({ ...sized(600), ttlMs: 100 }, ALICE_SCOPE, s);
+        await s.complete(t.taskId, ALICE_SCOPE, argsOf(300));
+        await expectError(create(sized(101), ALICE_SCOPE, s), "store_full");
+        clock.advance(100);
+        await expectRoom(s, ALICE_SCOPE, LIMIT);
+        await s.cleanupExpired();
+        await expectRoom(s, ALICE_SCOPE, LIMIT);
+      });
+
+      it("stays exact through concurrent writers", async () => {
+        const big = 100 * concurrency;
+        const s = await open({ maxBytesPerOwner: 3 * big });
+        const made = await Promise.all(
+          Array.from({ length: concurrency }, () => create(sized(100), ALICE_SCOPE, s)),
+        );
+        await Promise.all(
+          made.map((t, i) =>
+            i % 2 === 0
+              ? s.complete(t.taskId, ALICE_SCOPE, argsOf(50))
+              : s
+                  .requireInput(t.taskId, ALICE_SCOPE, { q: { method: "elicitation/create" } })
+                  .then(() => s.submitInput(t.taskId, ALICE_SCOPE, { q: argsOf(50) })),
+          ),
+        );
+        // Concurrent deletes of half the tasks give exactly their bytes back.
+        await Promise.all(
+          made.filter((_, i) => i % 4 < 2).map((t) => s.delete(t.taskId, ALICE_SCOPE)),
+        );
+        const kept = made.filter((_, i) => i % 4 >= 2).length;
+        await expectRoom(s, ALICE_SCOPE, 3 * big - kept * 150);
       });
     });
 

@@ -6,8 +6,6 @@ import {
   isTaskError,
   ManualClock,
   owner,
-  type TaskChange,
-  type TaskErrorCode,
   type TaskRecord,
   type TaskStore,
 } from "../index.js";

@@ -42,6 +42,7 @@ import {
   isOrphaned,
   type ListQuery,
   markTaskCancelled,
+  type NewestQuery,
   type NewTask,
   newTaskRecord,
   type OwnerScope,
@@ -56,6 +57,7 @@ import {
   type TaskQueueStore,
   takeTaskInputResponses,
   taskErrors,
+  taskPayloadBytes,
 } from "../../src/store-api.js";
 
 /** The status message of a task its stopping worker handed back (`releaseLease`). */
@@ -66,6 +68,8 @@ export interface ReferenceTaskStoreOptions {
   readonly clock?: Clock;
   readonly maxTasks?: number;
   readonly maxTasksPerOwner?: number;
+  /** Most payload bytes (arguments, results, input answers) one owner's tasks may hold. */
+  readonly maxBytesPerOwner?: number;
   /** Largest page `list` returns; default 100. */
   readonly maxPageSize?: number;
 }
@@ -81,6 +85,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
   readonly #clock: Clock;
   readonly #maxTasks: number;
   readonly #maxTasksPerOwner: number;
+  readonly #maxBytesPerOwner: number;
   readonly #maxPageSize: number;
   /** By task id; a `Map` iterates in insertion order, which is creation order. */
   readonly #tasks = new Map<string, Entry>();
@@ -94,6 +99,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
     this.#clock = options.clock ?? systemClock;
     this.#maxTasks = options.maxTasks ?? Number.POSITIVE_INFINITY;
     this.#maxTasksPerOwner = options.maxTasksPerOwner ?? Number.POSITIVE_INFINITY;
+    this.#maxBytesPerOwner = options.maxBytesPerOwner ?? Number.POSITIVE_INFINITY;
     this.#maxPageSize = options.maxPageSize ?? 100;
   }
 
@@ -108,6 +114,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
     if (live.filter((e) => e.ownerKey === scope.ownerKey).length >= this.#maxTasksPerOwner) {
       throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
     }
+    this.#assertBytesRoom(scope.ownerKey, taskPayloadBytes(record), now);
     this.#tasks.set(record.taskId, { record, seq: ++this.#seq, ownerKey: scope.ownerKey });
     this.#changed(record, "created");
     // Created without a worker: it is in the queue from the start.
@@ -133,6 +140,47 @@ export class ReferenceTaskStore implements TaskQueueStore {
         !isExpired(e.record, now) &&
         (wanted === null || wanted.has(e.record.status)),
     );
+    const page = matches.slice(0, limit);
+    const tasks = page.map((e) => e.record);
+    if (matches.length <= limit) return { tasks };
+    return { tasks, nextCursor: encodeCursor(page[page.length - 1]!.seq) };
+  }
+
+  async listNewest(scope: OwnerScope, query: NewestQuery): Promise<TaskPage> {
+    return this.#newest(query, (e) => scopeAllowsKey(scope, e.ownerKey));
+  }
+
+  async listNewestAcrossOwners(query: NewestQuery): Promise<TaskPage> {
+    return this.#newest(query, () => true);
+  }
+
+  async getAcrossOwners(taskId: string): Promise<TaskRecord> {
+    this.#open();
+    const entry = this.#tasks.get(taskId);
+    if (entry === undefined || isExpired(entry.record, this.#clock.now())) {
+      throw taskErrors.notFound(taskId);
+    }
+    return entry.record;
+  }
+
+  #newest(query: NewestQuery, visible: (e: Entry) => boolean): TaskPage {
+    this.#open();
+    const before =
+      query.cursor === undefined ? Number.POSITIVE_INFINITY : decodeSequenceCursor(query.cursor);
+    const limit = Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize));
+    const statuses = query.statuses && query.statuses.length > 0 ? new Set(query.statuses) : null;
+    const tools = query.toolNames && query.toolNames.length > 0 ? new Set(query.toolNames) : null;
+    const now = this.#clock.now();
+    const matches = [...this.#tasks.values()]
+      .filter(
+        (e) =>
+          e.seq < before &&
+          visible(e) &&
+          !isExpired(e.record, now) &&
+          (statuses === null || statuses.has(e.record.status)) &&
+          (tools === null || tools.has(e.record.request.toolName)),
+      )
+      .reverse();
     const page = matches.slice(0, limit);
     const tasks = page.map((e) => e.record);
     if (matches.length <= limit) return { tasks };
@@ -205,9 +253,30 @@ export class ReferenceTaskStore implements TaskQueueStore {
     responses: Readonly<Record<string, InputResponse>>,
   ): Promise<SubmitInputResult> {
     const entry = this.#find(taskId, scope);
-    const result = submitTaskInput(entry.record, this.#clock.now(), responses);
-    if (result.acceptedKeys.length > 0) this.#replace(entry, result.task, "input_submitted");
+    const now = this.#clock.now();
+    const result = submitTaskInput(entry.record, now, responses);
+    if (result.acceptedKeys.length === 0) return result;
+    // Answers are client data kept for the task's lifetime: they count against its owner.
+    const added = taskPayloadBytes(result.task) - taskPayloadBytes(entry.record);
+    this.#assertBytesRoom(entry.ownerKey, added, now);
+    this.#replace(entry, result.task, "input_submitted");
     return result;
+  }
+
+  /**
+   * Refuses `added` more payload bytes for an owner when its live tasks, recounted from
+   * scratch, would then hold more than `maxBytesPerOwner`. Only new client payload
+   * (arguments, answers) is refused; a run's outcome is always stored, and counted.
+   */
+  #assertBytesRoom(ownerKey: string, added: number, now: number): void {
+    if (this.#maxBytesPerOwner === Number.POSITIVE_INFINITY) return;
+    let held = 0;
+    for (const e of this.#tasks.values()) {
+      if (e.ownerKey === ownerKey && !isExpired(e.record, now)) held += taskPayloadBytes(e.record);
+    }
+    if (held + added > this.#maxBytesPerOwner) {
+      throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+    }
   }
 
   async takeInputResponses(taskId: string, scope: OwnerScope): Promise<TakeInputResult> {
@@ -415,6 +484,9 @@ export function plainTaskStore(store: TaskStore): TaskStore {
     create: (task, scope) => store.create(task, scope),
     get: (taskId, scope) => store.get(taskId, scope),
     list: (scope, query) => store.list(scope, query),
+    listNewest: (scope, query) => store.listNewest(scope, query),
+    listNewestAcrossOwners: (query) => store.listNewestAcrossOwners(query),
+    getAcrossOwners: (taskId) => store.getAcrossOwners(taskId),
     complete: (taskId, scope, result, statusMessage) =>
       store.complete(taskId, scope, result, statusMessage),
     fail: (taskId, scope, error, statusMessage) => store.fail(taskId, scope, error, statusMessage),
