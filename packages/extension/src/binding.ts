@@ -1,5 +1,5 @@
 import type { Owner } from "@mcp-tasks/core";
-import { isRpcError, type RpcOutcome } from "@mcp-tasks/core";
+import { extractTraceContext, isRpcError, type RpcOutcome } from "@mcp-tasks/core";
 import {
   type Implementation,
   McpServer,
@@ -30,6 +30,17 @@ function requestContext(ctx: ServerContext, owner: OwnerSource): TasksRequestCon
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
   const routingName = decodeRoutingHeader(ctx.http?.req?.headers.get("mcp-name"));
   const requestState = ctx.mcpReq.requestState<string>();
+  // `_meta.traceparent` (the SDK hands the handler `_meta` less the envelope keys), else the
+  // W3C `traceparent` / `tracestate` headers of the HTTP request.
+  const headers = ctx.http?.req?.headers;
+  const traceContext =
+    extractTraceContext(ctx.mcpReq._meta) ??
+    (headers?.has("traceparent")
+      ? extractTraceContext({
+          traceparent: headers.get("traceparent"),
+          tracestate: headers.get("tracestate"),
+        })
+      : null);
   return {
     owner: typeof owner === "function" ? owner(ctx) : owner,
     clientCapabilities: envelope[CLIENT_CAPABILITIES_META_KEY],
@@ -37,6 +48,7 @@ function requestContext(ctx: ServerContext, owner: OwnerSource): TasksRequestCon
     ...(routingName !== undefined && { routingName }),
     ...(ctx.mcpReq.inputResponses !== undefined && { inputResponses: ctx.mcpReq.inputResponses }),
     ...(typeof requestState === "string" && { requestState }),
+    ...(traceContext !== null && { traceContext }),
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  clientViewOf,
   isTaskError,
   type JsonRpcErrorObject,
   RpcError,
@@ -24,6 +25,13 @@ export const RPC_ERROR = Object.freeze({
  * The one place where core's closed {@link TaskErrorCode} vocabulary becomes JSON-RPC codes
  * on the 2026-07-28 wire. A missing task and another owner's task are indistinguishable
  * (`-32602` with the same words), so task ids cannot be probed.
+ *
+ * `store_full` and `store_unavailable` are `-32603` on purpose: it is the one server-side
+ * error code this era's spec documents (§2.13 "Internal error"), the 2025-11-25 facade
+ * uses the same, and the `-32000…-32099` range is where MCP allocates its own codes
+ * (`-32020…-32022` now, `-32001…-32004` in drafts), so an invented code there could
+ * collide later. What happened is in `data.reason` (`"store_full"` with `data.quota` and
+ * `data.limit`; `"store_unavailable"` with `data.retryAfterMs`), the same in both eras.
  */
 const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
   not_found_or_unauthorized: RPC_ERROR.INVALID_PARAMS,
@@ -37,19 +45,26 @@ const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze
   lease_lost: RPC_ERROR.INTERNAL_ERROR,
 });
 
+/** Told about failures whose detail clients do not get (an unreachable store, a bug). */
+export type FailureReporter = (error: unknown) => void;
+
 /**
  * Maps a failure of the task core or store to the JSON-RPC error object the client sees.
  * Anything that is neither an {@link RpcError} nor a core `TaskError` becomes a bare
- * `-32603 Internal error`, so no internal detail (stack, SQL, paths) leaks to clients.
+ * `-32603 Internal error`, so no internal detail (stack, SQL, paths) leaks to clients;
+ * `store_unavailable` becomes a plain "retry" message with `data.retryAfterMs` (its detail
+ * names the database). Both go to `report` in full, for the server's log.
  */
-export function taskFailureToRpc(error: unknown): JsonRpcErrorObject {
+export function taskFailureToRpc(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
   if (error instanceof RpcError) return error.toJSON();
   if (isTaskError(error)) {
     const code = TASK_ERROR_TO_RPC[error.code];
-    return code === RPC_ERROR.INTERNAL_ERROR
-      ? { code, message: error.message, data: { reason: error.code } }
-      : { code, message: error.message };
+    if (code !== RPC_ERROR.INTERNAL_ERROR) return { code, message: error.message };
+    if (error.code === "store_unavailable") report?.(error);
+    const { message, data } = clientViewOf(error);
+    return { code, message, data };
   }
+  report?.(error);
   return { code: RPC_ERROR.INTERNAL_ERROR, message: "Internal error" };
 }
 
@@ -57,8 +72,8 @@ export function taskFailureToRpc(error: unknown): JsonRpcErrorObject {
  * Maps what a tool body threw while answering synchronously: store failures as in
  * {@link taskFailureToRpc}, the tool's own JSON-RPC errors (an integer `code`) as they are.
  */
-export function toolFailureToRpc(error: unknown): JsonRpcErrorObject {
-  if (error instanceof RpcError || isTaskError(error)) return taskFailureToRpc(error);
+export function toolFailureToRpc(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
+  if (error instanceof RpcError || isTaskError(error)) return taskFailureToRpc(error, report);
   return toJsonRpcError(error);
 }
 

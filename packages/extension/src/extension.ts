@@ -1,4 +1,5 @@
 import { type RpcOutcome, type TaskRunner, type TaskService, toolRegistry } from "@mcp-tasks/core";
+import { type Tracer, trace } from "@opentelemetry/api";
 import { methodNotFound } from "./errors.js";
 import { type CallToolOutcome, callTool } from "./handlers/call-tool.js";
 import { cancelTask } from "./handlers/cancel-task.js";
@@ -24,6 +25,18 @@ export interface TasksExtensionOptions {
   readonly runner: TaskRunner;
   /** The tools served, by unique name. */
   readonly tools: readonly TasksTool[];
+  /**
+   * Told about failures whose detail clients do not get: an unreachable store (clients get
+   * "temporarily unavailable, retry" with `data.reason: "store_unavailable"`), unexpected
+   * errors (clients get `-32603 Internal error`). Default: `console.error`.
+   */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * Where the poll spans (`tasks/get`) go; default the global provider's
+   * `@mcp-tasks/extension` tracer (a no-op until an OpenTelemetry SDK is installed). Task
+   * creation and runs are traced by the core (`TaskServiceOptions.tracer`).
+   */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -49,7 +62,10 @@ export class TasksExtension {
     options.runner.register(options.tools);
     this.service = options.service;
     this.runner = options.runner;
-    this.#deps = { service: options.service, runner: options.runner, tools };
+    const onError =
+      options.onError ?? ((error: unknown) => console.error("tasks extension:", error));
+    const tracer = options.tracer ?? trace.getTracer("@mcp-tasks/extension");
+    this.#deps = { service: options.service, runner: options.runner, tools, onError, tracer };
   }
 
   /** The tools, by name. */

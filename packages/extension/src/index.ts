@@ -3,7 +3,8 @@
  * over `@mcp-tasks/core` — transport-agnostic handlers ({@link TasksExtension}), one
  * function per method, a binding for `@modelcontextprotocol/server` 2.4
  * ({@link bindTasksExtension}, {@link createTasksServer}) and task subscriptions over
- * `subscriptions/listen` ({@link handleTaskListenRequest}).
+ * `subscriptions/listen` ({@link handleTaskListenRequest}), and a lean `node:http` handler
+ * ({@link createNodeTasksHandler}) that answers the polling methods without the SDK round trip.
  *
  * @packageDocumentation
  */
@@ -35,6 +36,14 @@ export type {
   TaskSubscriptionOptions,
 } from "./handlers/listen.js";
 export { handleTaskListenRequest, type TaskListenOptions } from "./listen-http.js";
+export { type JsonBody, readJsonBody } from "./node/body.js";
+export {
+  createNodeTasksHandler,
+  type NodeTasksHandler,
+  type NodeTasksHandlerOptions,
+  type NodeTasksRequestOptions,
+} from "./node/handler.js";
+export { webRequestFor, writeJson, writeWebResponse } from "./node/web-bridge.js";
 export type { TasksRequestContext } from "./request.js";
 export {
   type AckResult,

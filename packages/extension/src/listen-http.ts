@@ -1,13 +1,6 @@
 import type { Owner } from "@mcp-tasks/core";
-import { isRpcError } from "@mcp-tasks/core";
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  MODERN_PROTOCOL_VERSION,
-  PROTOCOL_VERSION_META_KEY,
-} from "./constants.js";
-import { RPC_ERROR } from "./errors.js";
 import type { TasksExtension } from "./extension.js";
-import { asksForTaskIds, type StreamNotification } from "./handlers/listen.js";
+import { answerTaskListen, matchTaskListen, SSE_HEADERS } from "./listen-stream.js";
 
 /** Options of {@link handleTaskListenRequest}. */
 export interface TaskListenOptions {
@@ -15,33 +8,23 @@ export interface TaskListenOptions {
   readonly keepAliveMs?: number;
   /** Largest listen body read; default 64 KiB (larger bodies are left to the SDK). */
   readonly maxBodyBytes?: number;
+  /**
+   * The request body, already parsed by the caller. When given, the request's own body is
+   * never read (no clone); without it the body is read from a clone.
+   */
+  readonly parsedBody?: unknown;
 }
 
-interface ListenMessage {
-  id: string | number;
-  params: Record<string, unknown>;
-}
-
-async function readListen(request: Request, maxBodyBytes: number): Promise<ListenMessage | null> {
-  if (request.method !== "POST") return null;
+async function readBody(request: Request, maxBodyBytes: number): Promise<unknown> {
+  if (request.method !== "POST") return undefined;
   const length = Number(request.headers.get("content-length") ?? "0");
-  if (length > maxBodyBytes) return null;
-  let body: unknown;
+  if (length > maxBodyBytes) return undefined;
   try {
     const text = await request.clone().text();
-    if (text.length > maxBodyBytes) return null;
-    body = JSON.parse(text);
+    return text.length > maxBodyBytes ? undefined : JSON.parse(text);
   } catch {
-    return null;
+    return undefined;
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
-  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: unknown };
-  if (method !== "subscriptions/listen") return null;
-  if (typeof id !== "string" && typeof id !== "number") return null;
-  if (!asksForTaskIds(params)) return null;
-  const meta = (params as { _meta?: Record<string, unknown> })._meta;
-  if (meta?.[PROTOCOL_VERSION_META_KEY] !== MODERN_PROTOCOL_VERSION) return null;
-  return { id, params: params as Record<string, unknown> };
 }
 
 /**
@@ -53,6 +36,8 @@ async function readListen(request: Request, maxBodyBytes: number): Promise<Liste
  * carries `notifications/tasks` with the full DetailedTask, each tagged with the
  * subscription id. The stream ends (with the listen result) once every subscribed task has
  * been reported terminal, or when the client disconnects.
+ *
+ * On `node:http`, {@link createNodeTasksHandler} serves the same without web streams.
  */
 export async function handleTaskListenRequest(
   request: Request,
@@ -60,78 +45,39 @@ export async function handleTaskListenRequest(
   owner: Owner,
   options: TaskListenOptions = {},
 ): Promise<Response | undefined> {
-  const message = await readListen(request, options.maxBodyBytes ?? 64 * 1024);
+  const body =
+    "parsedBody" in options
+      ? options.parsedBody
+      : await readBody(request, options.maxBodyBytes ?? 64 * 1024);
+  const message = matchTaskListen(body);
   if (message === null) return undefined;
-  const meta = message.params._meta as Record<string, unknown>;
-  const ctx = { owner, clientCapabilities: meta[CLIENT_CAPABILITIES_META_KEY] };
-  const authorized = await extension.authorizeSubscription(ctx, message.params);
-  if (isRpcError(authorized)) {
-    const status =
-      authorized.error.code === RPC_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200;
-    return Response.json({ jsonrpc: "2.0", id: message.id, error: authorized.error }, { status });
-  }
-
+  const answer = await answerTaskListen(extension, owner, message, options.keepAliveMs ?? 15_000);
+  if (answer.kind === "error") return Response.json(answer.body, { status: answer.status });
   const encoder = new TextEncoder();
-  const keepAliveMs = options.keepAliveMs ?? 15_000;
-  let closed = false;
-  let finish: (graceful: boolean) => void = () => {};
+  let stop = () => {};
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
-      const write = (frame: string) => {
-        if (closed) return;
-        try {
-          controller.enqueue(encoder.encode(frame));
-        } catch {
-          finish(false);
-        }
-      };
-      const send = (notification: StreamNotification) =>
-        write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...notification })}\n\n`);
-      const subscription = extension.subscription({
-        ctx,
-        taskIds: authorized.result.taskIds,
-        subscriptionId: message.id,
-        send,
-        onAllTerminal: () => queueMicrotask(() => finish(true)),
-      });
-      const keepAlive =
-        keepAliveMs > 0 ? setInterval(() => write(": keepalive\n\n"), keepAliveMs) : undefined;
-      keepAlive?.unref?.();
-      const onAbort = () => finish(false);
-      finish = (graceful) => {
-        if (closed) return;
-        if (graceful) {
-          write(
-            `event: message\ndata: ${JSON.stringify({
-              jsonrpc: "2.0",
-              id: message.id,
-              result: { resultType: "complete" },
-            })}\n\n`,
-          );
-        }
-        closed = true;
-        subscription.close();
-        if (keepAlive !== undefined) clearInterval(keepAlive);
-        request.signal.removeEventListener("abort", onAbort);
-        try {
-          controller.close();
-        } catch {}
-      };
+      const cancelled = new AbortController();
+      stop = () => cancelled.abort();
+      const onAbort = () => cancelled.abort();
       request.signal.addEventListener("abort", onAbort, { once: true });
-      send(subscription.acknowledgement());
-      subscription.start();
+      answer.start({
+        signal: cancelled.signal,
+        write(frame) {
+          controller.enqueue(encoder.encode(frame));
+          return true;
+        },
+        end() {
+          request.signal.removeEventListener("abort", onAbort);
+          try {
+            controller.close();
+          } catch {}
+        },
+      });
     },
     cancel() {
-      finish(false);
+      stop();
     },
   });
-  return new Response(stream, {
-    status: 200,
-    headers: {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache, no-transform",
-      Connection: "keep-alive",
-      "X-Accel-Buffering": "no",
-    },
-  });
+  return new Response(stream, { status: 200, headers: SSE_HEADERS });
 }

@@ -1,4 +1,4 @@
-import type { Owner } from "@mcp-tasks/core";
+import type { Owner, TraceContext } from "@mcp-tasks/core";
 
 /**
  * What a handler knows about the request it answers, independent of any transport: who
@@ -17,4 +17,9 @@ export interface TasksRequestContext {
   readonly requestState?: string;
   /** Aborted when the client goes away; used for synchronous tool runs. */
   readonly signal?: AbortSignal;
+  /**
+   * The trace context the transport found (e.g. the HTTP `traceparent` header, or `_meta`
+   * the SDK lifted off the params). A `traceparent` in the params' own `_meta` wins.
+   */
+  readonly traceContext?: TraceContext;
 }

@@ -1,20 +1,27 @@
 import {
+  clientViewOf,
   isTaskError,
   type JsonRpcErrorObject,
   RpcError,
+  type TaskError,
   type TaskErrorCode,
   toJsonRpcError,
 } from "@mcp-tasks/core";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 
-/** Implementation-defined server error: used for a full store (a retryable condition). */
-const SERVER_ERROR = -32000;
-
 /**
  * The one place where the core's closed {@link TaskErrorCode} vocabulary becomes JSON-RPC
  * codes for the 2025-11-25 era. Missing and foreign tasks share `-32602`, so an id never
  * reveals whether another owner's task exists.
+ *
+ * `store_full` and `store_unavailable` are `-32603` on purpose. It is the one server-side
+ * code this era's spec documents (§1.15 "Internal error"), and the 2026-07-28 facade uses
+ * the same. `-32000` (used for `store_full` before) is what `@modelcontextprotocol/sdk`
+ * 1.x clients raise themselves for a closed connection (`ErrorCode.ConnectionClosed`), so
+ * such a client would read a full store as a dropped connection; and `-32000…-32099` is
+ * where MCP allocates its own codes. What happened is in `data.reason` (`"store_full"`
+ * with `data.quota` and `data.limit`; `"store_unavailable"` with `data.retryAfterMs`).
  */
 const CODE_OF: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
   not_found_or_unauthorized: ProtocolErrorCode.InvalidParams,
@@ -22,7 +29,7 @@ const CODE_OF: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
   invalid_transition: ProtocolErrorCode.InvalidParams,
   invalid_task: ProtocolErrorCode.InvalidParams,
   ttl_out_of_range: ProtocolErrorCode.InvalidParams,
-  store_full: SERVER_ERROR,
+  store_full: ProtocolErrorCode.InternalError,
   already_exists: ProtocolErrorCode.InternalError,
   store_unavailable: ProtocolErrorCode.InternalError,
   lease_lost: ProtocolErrorCode.InternalError,
@@ -33,14 +40,31 @@ export function jsonRpcCodeOf(code: TaskErrorCode): number {
   return CODE_OF[code];
 }
 
+/** Told about failures whose detail clients do not get (an unreachable store, a bug). */
+export type FailureReporter = (error: unknown) => void;
+
+/**
+ * A task error as a 2025-11-25 client sees it: the code from the table above; for the
+ * `-32603` ones a message and `data` fit for clients (`store_unavailable`'s detail names
+ * the database: it goes to `report` instead, and the client is told to retry).
+ */
+export function legacyTaskError(error: TaskError, report?: FailureReporter): JsonRpcErrorObject {
+  const code = jsonRpcCodeOf(error.code);
+  if (code !== ProtocolErrorCode.InternalError) return { code, message: error.message };
+  if (error.code === "store_unavailable") report?.(error);
+  const { message, data } = clientViewOf(error);
+  return { code, message, data };
+}
+
 /**
  * What a 2025-11-25 client is answered when serving its request failed: our own
- * {@link RpcError}s unchanged, task errors by the table above, anything else `-32603`
- * without details (no stack, SQL or path reaches a client).
+ * {@link RpcError}s unchanged, task errors by {@link legacyTaskError}, anything else
+ * `-32603` without details (no stack, SQL or path reaches a client; `report` gets it).
  */
-export function legacyFailure(error: unknown): JsonRpcErrorObject {
+export function legacyFailure(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
   if (error instanceof RpcError) return error.toJSON();
-  if (isTaskError(error)) return { code: jsonRpcCodeOf(error.code), message: error.message };
+  if (isTaskError(error)) return legacyTaskError(error, report);
+  report?.(error);
   return { code: ProtocolErrorCode.InternalError, message: "Internal error" };
 }
 
@@ -48,8 +72,8 @@ export function legacyFailure(error: unknown): JsonRpcErrorObject {
  * What a tool body threw while answering synchronously: our errors as in
  * {@link legacyFailure}, the tool's own JSON-RPC errors (an integer `code`) as they are.
  */
-export function legacyToolFailure(error: unknown): JsonRpcErrorObject {
-  if (error instanceof RpcError || isTaskError(error)) return legacyFailure(error);
+export function legacyToolFailure(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
+  if (error instanceof RpcError || isTaskError(error)) return legacyFailure(error, report);
   return toJsonRpcError(error);
 }
 

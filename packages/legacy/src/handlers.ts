@@ -5,6 +5,7 @@ import {
   type ToolDefinition,
   toolRegistry,
 } from "@mcp-tasks/core";
+import { type Tracer, trace } from "@opentelemetry/api";
 import { callTool, type LegacyCallToolResult } from "./handlers/call-tool.js";
 import { cancelTask } from "./handlers/cancel-task.js";
 import type { LegacyDeps, LegacyRequestContext } from "./handlers/deps.js";
@@ -29,6 +30,18 @@ export interface LegacyTaskHandlersOptions {
   readonly tools: readonly ToolDefinition[];
   /** Shared input bookkeeping; one per node (a fresh one by default). */
   readonly registry?: InputRegistry;
+  /**
+   * Told about failures whose detail clients do not get: an unreachable store (clients get
+   * "temporarily unavailable, retry" with `data.reason: "store_unavailable"`), unexpected
+   * errors (clients get `-32603 Internal error`). Default: `console.error`.
+   */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * Where the poll spans (`tasks/get`, `tasks/result`) go; default the global provider's
+   * `@mcp-tasks/legacy` tracer (a no-op until an OpenTelemetry SDK is installed). Task
+   * creation and runs are traced by the core (`TaskServiceOptions.tracer`).
+   */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -57,6 +70,8 @@ export class LegacyTaskHandlers {
       runner: this.runner,
       tools: toolRegistry(options.tools),
       registry: this.registry,
+      onError: options.onError ?? ((error: unknown) => console.error("legacy tasks:", error)),
+      tracer: options.tracer ?? trace.getTracer("@mcp-tasks/legacy"),
     };
   }
 

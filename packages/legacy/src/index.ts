@@ -12,6 +12,8 @@ export type { LegacyRequestContext } from "./handlers/deps.js";
 export { LegacyTaskHandlers, type LegacyTaskHandlersOptions } from "./handlers.js";
 export {
   createLegacyHandler,
+  type LegacyDirectAnswer,
+  type LegacyDirectRequest,
   type LegacyFetchExtra,
   type LegacyHandler,
   type LegacyHandlerOptions,

@@ -105,8 +105,11 @@ export class InputPump {
     try {
       await this.#service.submitInput(this.#owner, this.#taskId, { [key]: response });
     } catch (error) {
-      // The task ended or vanished meanwhile: the answer has nobody to go to.
       if (!isTaskError(error)) throw error;
+      // The answer would take the owner past its byte quota: the client cannot send it
+      // again on this side request, so the task fails saying why instead of waiting forever.
+      if (error.code === "store_full") await this.#failTask(error.message);
+      // Otherwise the task ended or vanished meanwhile: the answer has nobody to go to.
     }
   }
 

@@ -96,6 +96,76 @@ describe("createLegacyHandler sessions", () => {
     expect((await list("no-such-session", "carol")).status).toBe(404);
   });
 
+  it("answers a session's tasks/get directly exactly as through the transport", async () => {
+    const id = await initialize("frank");
+    const headers = {
+      ...HEADERS,
+      "x-owner": "frank",
+      "mcp-session-id": id,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const post = (body: unknown, extra: Record<string, string> = {}) =>
+      fetch(url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }).then((r) => r.text());
+    const created = await (
+      await post({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { text: "x" }, task: { ttl: 60_000 } },
+      })
+    ).text();
+    const taskId = /"taskId":"([^"]+)"/.exec(created)?.[1] as string;
+    expect(taskId).toBeTruthy();
+    const frank = ownerFromHeader(new Request(url, { headers }));
+    const cases: [unknown, Record<string, string>][] = [
+      [{ jsonrpc: "2.0", id: 3, method: "tasks/get", params: { taskId } }, {}],
+      [{ jsonrpc: "2.0", id: "s", method: "tasks/get", params: { taskId, _meta: { a: 1 } } }, {}],
+      [{ jsonrpc: "2.0", id: 4, method: "tasks/get", params: { taskId: "unknown" } }, {}],
+      [{ jsonrpc: "2.0", id: 5, method: "tasks/get", params: { taskId } }, { "x-owner": "gina" }],
+    ];
+    for (const [i, [body, extra]] of cases.entries()) {
+      const through = await post(body, extra);
+      const direct = await legacy.answerDirect({
+        headers: new Headers({ ...headers, ...extra }),
+        owner: ownerFromHeader(new Request(url, { headers: { ...headers, ...extra } })),
+        parsedBody: body,
+      });
+      if (direct === undefined) {
+        // Not for the lean path (a foreign owner): the transport answers 404.
+        expect(through.status, `case ${i}`).toBe(404);
+        continue;
+      }
+      expect(direct.status, `case ${i}`).toBe(through.status);
+      expect(direct.body, `case ${i}`).toBe(await through.text());
+      for (const name of ["content-type", "cache-control", "mcp-session-id"]) {
+        const value = Object.entries(direct.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+        expect(value, `case ${i} ${name}`).toBe(through.headers.get(name));
+      }
+    }
+    // Other methods, unusual bodies and headers go through `fetch`.
+    const declined = [
+      { jsonrpc: "2.0", id: 6, method: "tasks/list", params: {} },
+      { jsonrpc: "2.0", id: 7, method: "tasks/get", params: { taskId: 5 } },
+      { jsonrpc: "2.0", id: 8, method: "tasks/get", params: { taskId }, extra: 1 },
+      [{ jsonrpc: "2.0", id: 9, method: "tasks/get", params: { taskId } }],
+    ];
+    for (const body of declined) {
+      const answer = await legacy.answerDirect({
+        headers: new Headers(headers),
+        owner: frank,
+        parsedBody: body,
+      });
+      expect(answer, JSON.stringify(body)).toBeUndefined();
+    }
+    const notAcceptable = await legacy.answerDirect({
+      headers: new Headers({ ...headers, accept: "application/json" }),
+      owner: frank,
+      parsedBody: cases[0]?.[0],
+    });
+    expect(notAcceptable).toBeUndefined();
+  });
+
   it("closes sessions idle past the timeout, and only those", async () => {
     const idle = await initialize("erin");
     clock.advance(30_000);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TaskService } from "@mcp-tasks/core";
+import { owner, TaskService } from "@mcp-tasks/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { sdkTaskOptions, withTaskAuth } from "../src/sdk-task-store.js";
+import { SdkTaskStore, sdkTaskOptions, withTaskAuth } from "../src/sdk-task-store.js";
 import { Gate, memoryStore, type StoreFactory, type StoreFixture } from "./fixtures.js";
 import { postgresStore } from "./stores.js";
 
@@ -243,5 +243,29 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
       CallToolResultSchema,
     );
     expect(result.content).toEqual([{ type: "text", text: "echo: x" }]);
+  });
+});
+
+describe("SdkTaskStore trace context", () => {
+  it("keeps the creating request's _meta.traceparent with the task, and ignores a bad one", async () => {
+    const { store, close } = await memoryStore.create();
+    try {
+      const service = new TaskService({ store });
+      const caller = owner({ principalId: "p", tenantId: "t" });
+      const sdkStore = new SdkTaskStore({ service, ownerOf: () => caller });
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const request = (meta: Record<string, unknown>) => ({
+        method: "tools/call" as const,
+        params: { name: "tool", arguments: {}, _meta: meta },
+      });
+      const traced = await sdkStore.createTask({}, 1, request({ traceparent, tracestate: "a=1" }));
+      const recorded = await service.get(caller, traced.taskId);
+      // With no SDK installed the creation span passes the incoming context on unchanged.
+      expect(recorded.traceContext).toEqual({ traceparent, tracestate: "a=1" });
+      const bad = await sdkStore.createTask({}, 2, request({ traceparent: "00-zz-01" }));
+      expect((await service.get(caller, bad.taskId)).traceContext).toBeNull();
+    } finally {
+      await close();
+    }
   });
 });

@@ -3,12 +3,14 @@ import {
   isRpcError,
   RpcError,
   type RpcOutcome,
+  requestTraceContext,
   toOutcome,
 } from "@mcp-tasks/core";
 import { checkArguments } from "../arguments.js";
 import { declaresTasksExtension } from "../capabilities.js";
 import { MODERN_PROTOCOL_VERSION } from "../constants.js";
 import {
+  type FailureReporter,
   invalidParams,
   missingTasksExtension,
   RPC_ERROR,
@@ -81,18 +83,27 @@ export async function callTool(
   ctx: TasksRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<CallToolOutcome>> {
-  const prepared = await toOutcome(() => prepare(deps, ctx, params), taskFailureToRpc);
+  const prepared = await toOutcome(
+    () => prepare(deps, ctx, params),
+    (error) => taskFailureToRpc(error, deps.onError),
+  );
   if (isRpcError(prepared)) return prepared;
   if ("inputRequired" in prepared.result) return { result: prepared.result.inputRequired };
   const { tool, args, dispatch } = prepared.result;
-  if (dispatch === "sync") return runSynchronously(tool, args, ctx);
-  return toOutcome(async () => {
-    const record = await deps.runner.start(ctx.owner, {
-      era: MODERN_PROTOCOL_VERSION,
-      request: { toolName: tool.name, arguments: args },
-    });
-    return toCreateTaskResult(record);
-  }, taskFailureToRpc);
+  if (dispatch === "sync") return runSynchronously(tool, args, ctx, deps.onError);
+  return toOutcome(
+    async () => {
+      const traceContext = requestTraceContext(params, ctx.traceContext);
+      const record = await deps.runner.start(ctx.owner, {
+        era: MODERN_PROTOCOL_VERSION,
+        request: { toolName: tool.name, arguments: args },
+        // The task's runs continue the creating request's trace, on whatever node.
+        ...(traceContext !== null && { traceContext }),
+      });
+      return toCreateTaskResult(record);
+    },
+    (error) => taskFailureToRpc(error, deps.onError),
+  );
 }
 
 /** A checked call ready to run, or the preflight's ephemeral request for input. */
@@ -129,6 +140,7 @@ async function runSynchronously(
   tool: TasksTool,
   args: Readonly<Record<string, unknown>>,
   ctx: TasksRequestContext,
+  report: FailureReporter,
 ): Promise<RpcOutcome<CallToolOutcome>> {
   const signal = ctx.signal ?? new AbortController().signal;
   try {
@@ -143,6 +155,6 @@ async function runSynchronously(
     return { result: plain };
   } catch (error) {
     if (error instanceof InputRequiredSignal) return { result: inputRequired(error.inputRequests) };
-    return { error: toolFailureToRpc(error) };
+    return { error: toolFailureToRpc(error, report) };
   }
 }

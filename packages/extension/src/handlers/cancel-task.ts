@@ -15,9 +15,12 @@ export function cancelTask(
   ctx: TasksRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<AckResult>> {
-  return toOutcome(async () => {
-    const { taskId } = guardTaskRequest("tasks/cancel", ctx, TaskIdParamsSchema, params);
-    await deps.service.requestCancel(ctx.owner, taskId);
-    return { resultType: "complete" };
-  }, taskFailureToRpc);
+  return toOutcome(
+    async () => {
+      const { taskId } = guardTaskRequest("tasks/cancel", ctx, TaskIdParamsSchema, params);
+      await deps.service.requestCancel(ctx.owner, taskId);
+      return { resultType: "complete" };
+    },
+    (error) => taskFailureToRpc(error, deps.onError),
+  );
 }

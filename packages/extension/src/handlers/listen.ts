@@ -39,7 +39,7 @@ export async function authorizeTaskSubscription(
     for (const taskId of taskIds) await deps.service.get(ctx.owner, taskId);
     return { result: { taskIds } };
   } catch (error) {
-    return { error: taskFailureToRpc(error) };
+    return { error: taskFailureToRpc(error, deps.onError) };
   }
 }
 

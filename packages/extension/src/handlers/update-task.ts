@@ -16,17 +16,20 @@ export function updateTask(
   ctx: TasksRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<AckResult>> {
-  return toOutcome(async () => {
-    const { taskId, inputResponses } = guardTaskRequest(
-      "tasks/update",
-      ctx,
-      UpdateTaskParamsSchema,
-      params,
-    );
-    const parsed = InputResponsesSchema.safeParse(ctx.inputResponses ?? inputResponses ?? {});
-    if (!parsed.success) throw invalidParams("inputResponses must map keys to response objects");
-    // A finished task accepts nothing, like an unknown key: the store ignores such input.
-    await deps.service.submitInput(ctx.owner, taskId, parsed.data);
-    return { resultType: "complete" };
-  }, taskFailureToRpc);
+  return toOutcome(
+    async () => {
+      const { taskId, inputResponses } = guardTaskRequest(
+        "tasks/update",
+        ctx,
+        UpdateTaskParamsSchema,
+        params,
+      );
+      const parsed = InputResponsesSchema.safeParse(ctx.inputResponses ?? inputResponses ?? {});
+      if (!parsed.success) throw invalidParams("inputResponses must map keys to response objects");
+      // A finished task accepts nothing, like an unknown key: the store ignores such input.
+      await deps.service.submitInput(ctx.owner, taskId, parsed.data);
+      return { resultType: "complete" };
+    },
+    (error) => taskFailureToRpc(error, deps.onError),
+  );
 }

@@ -2,6 +2,7 @@ import {
   isRpcError,
   RpcError,
   type RpcOutcome,
+  requestTraceContext,
   type TaskRecord,
   type ToolDefinition,
   toOutcome,
@@ -31,16 +32,22 @@ export async function callTool(
   ctx: LegacyRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<LegacyCallToolResult>> {
-  const prepared = await toOutcome(() => prepare(deps, ctx, params), legacyFailure);
+  const prepared = await toOutcome(
+    () => prepare(deps, ctx, params),
+    (error) => legacyFailure(error, deps.onError),
+  );
   if (isRpcError(prepared)) return prepared;
   const { tool, call } = prepared.result;
   if (call.task !== undefined) {
     return toOutcome(
       async () => ({ task: toLegacyTask(await startTask(deps, ctx, tool, call)) }),
-      legacyFailure,
+      (error) => legacyFailure(error, deps.onError),
     );
   }
-  return toOutcome(() => runSynchronously(tool, call.arguments ?? {}, ctx), legacyToolFailure);
+  return toOutcome(
+    () => runSynchronously(tool, call.arguments ?? {}, ctx),
+    (error) => legacyToolFailure(error, deps.onError),
+  );
 }
 
 /** The call checked against its tool, with the arguments its preflight settled on. */
@@ -100,9 +107,12 @@ function startTask(
   tool: ToolDefinition,
   call: CallToolParams,
 ): Promise<TaskRecord> {
+  const traceContext = requestTraceContext(call, ctx.traceContext);
   return deps.runner.start(ctx.owner, {
     era: "2025-11-25",
     request: { toolName: tool.name, arguments: call.arguments ?? {} },
     ...(call.task?.ttl !== undefined && { ttlMs: call.task.ttl }),
+    // The task's runs continue the creating request's trace, on whatever node.
+    ...(traceContext !== null && { traceContext }),
   });
 }

@@ -14,23 +14,26 @@ export function cancelTask(
   ctx: LegacyRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<LegacyTask>> {
-  return toOutcome(async () => {
-    const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/cancel");
-    try {
-      // One atomic write: the task is cancelled (and the request recorded) or it was terminal.
-      const cancelled = await deps.service.cancelNow(
-        ctx.owner,
-        taskId,
-        "The task was cancelled by request.",
-      );
-      return toLegacyTask(cancelled);
-    } catch (error) {
-      if (!isTaskError(error, "invalid_transition")) throw error;
-      const after = await deps.service.get(ctx.owner, taskId);
-      throw new RpcError(
-        ProtocolErrorCode.InvalidParams,
-        `Cannot cancel task: already in terminal status '${legacyStatusOf(after)}'`,
-      );
-    }
-  }, legacyFailure);
+  return toOutcome(
+    async () => {
+      const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/cancel");
+      try {
+        // One atomic write: the task is cancelled (and the request recorded) or it was terminal.
+        const cancelled = await deps.service.cancelNow(
+          ctx.owner,
+          taskId,
+          "The task was cancelled by request.",
+        );
+        return toLegacyTask(cancelled);
+      } catch (error) {
+        if (!isTaskError(error, "invalid_transition")) throw error;
+        const after = await deps.service.get(ctx.owner, taskId);
+        throw new RpcError(
+          ProtocolErrorCode.InvalidParams,
+          `Cannot cancel task: already in terminal status '${legacyStatusOf(after)}'`,
+        );
+      }
+    },
+    (error) => legacyFailure(error, deps.onError),
+  );
 }

@@ -1,7 +1,8 @@
-import type { Owner, TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/core";
+import type { Owner, TaskRunner, TaskService, ToolDefinition, TraceContext } from "@mcp-tasks/core";
+import type { Tracer } from "@opentelemetry/api";
 import type { z } from "zod";
 import type { DeliveryChannel } from "../delivery-channel.js";
-import { invalidParams } from "../errors.js";
+import { type FailureReporter, invalidParams } from "../errors.js";
 import type { InputRegistry } from "../input-registry.js";
 
 /** What every 2025-11-25 handler works on. */
@@ -11,6 +12,10 @@ export interface LegacyDeps {
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   /** Who serves which task's input on this node. */
   readonly registry: InputRegistry;
+  /** Told about failures whose detail the client does not get (e.g. an unreachable store). */
+  readonly onError: FailureReporter;
+  /** Where the poll spans (`tasks/get`, `tasks/result`) go. */
+  readonly tracer: Tracer;
 }
 
 /** What a handler knows about the request it answers, independent of any transport. */
@@ -21,6 +26,11 @@ export interface LegacyRequestContext {
   readonly signal?: AbortSignal;
   /** The request's own stream, for side requests (`tasks/result`, synchronous `tools/call`). */
   readonly channel?: DeliveryChannel;
+  /**
+   * The trace context the transport found (e.g. the HTTP `traceparent` header). A
+   * `traceparent` in the params' own `_meta` wins.
+   */
+  readonly traceContext?: TraceContext;
 }
 
 /** Parses `params` with `schema`, or throws `-32602` naming every problem. */

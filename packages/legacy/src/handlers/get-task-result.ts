@@ -1,4 +1,14 @@
-import { isTerminal, type RpcOutcome, type TaskRecord, toOutcome } from "@mcp-tasks/core";
+import {
+  isTerminal,
+  linkSpanToTask,
+  type RpcOutcome,
+  requestTraceContext,
+  setSpanError,
+  setTaskSpanAttributes,
+  startPollSpan,
+  type TaskRecord,
+  toOutcome,
+} from "@mcp-tasks/core";
 import type { DeliveryChannel } from "../delivery-channel.js";
 import { internalError, legacyFailure } from "../errors.js";
 import { InputPump } from "../input-pump.js";
@@ -18,28 +28,40 @@ export function getTaskResult(
   ctx: LegacyRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<Record<string, unknown>>> {
-  return toOutcome(async () => {
-    const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/result");
-    let input: ResultChannel | undefined;
-    try {
-      const options = ctx.signal === undefined ? {} : { signal: ctx.signal };
-      for await (const record of deps.service.follow(ctx.owner, taskId, options)) {
-        if (isTerminal(record.status)) {
-          deps.registry.forget(taskId);
-          return toLegacyPayload(record);
+  return toOutcome(
+    async () => {
+      const incoming = requestTraceContext(params, ctx.traceContext);
+      const span = startPollSpan(deps.tracer, "tasks/result", incoming);
+      let linked = false;
+      let input: ResultChannel | undefined;
+      try {
+        const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/result");
+        const options = ctx.signal === undefined ? {} : { signal: ctx.signal };
+        for await (const record of deps.service.follow(ctx.owner, taskId, options)) {
+          if (!linked) linkSpanToTask(span, record);
+          linked = true;
+          if (isTerminal(record.status)) {
+            setTaskSpanAttributes(span, record);
+            deps.registry.forget(taskId);
+            return toLegacyPayload(record);
+          }
+          if (ctx.channel !== undefined)
+            input ??= new ResultChannel(deps, ctx, taskId, ctx.channel);
+          input?.offer(record);
         }
-        if (ctx.channel !== undefined) input ??= new ResultChannel(deps, ctx, taskId, ctx.channel);
-        input?.offer(record);
+        // `follow` only ends after a terminal record, answered above.
+        throw internalError(`Task ${taskId} stopped reporting before it ended`);
+      } catch (error) {
+        setSpanError(span, error);
+        if (ctx.signal?.aborted) throw internalError("The tasks/result request was aborted");
+        throw error;
+      } finally {
+        input?.close();
+        span.end();
       }
-      // `follow` only ends after a terminal record, answered above.
-      throw internalError(`Task ${taskId} stopped reporting before it ended`);
-    } catch (error) {
-      if (ctx.signal?.aborted) throw internalError("The tasks/result request was aborted");
-      throw error;
-    } finally {
-      input?.close();
-    }
-  }, legacyFailure);
+    },
+    (error) => legacyFailure(error, deps.onError),
+  );
 }
 
 /**

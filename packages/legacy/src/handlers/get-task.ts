@@ -1,4 +1,11 @@
-import { type RpcOutcome, toOutcome } from "@mcp-tasks/core";
+import {
+  linkSpanToTask,
+  type RpcOutcome,
+  requestTraceContext,
+  setSpanError,
+  startPollSpan,
+  toOutcome,
+} from "@mcp-tasks/core";
 import { legacyFailure } from "../errors.js";
 import { toLegacyTask } from "../projection.js";
 import { type LegacyTask, TaskIdParamsSchema } from "../wire.js";
@@ -10,8 +17,22 @@ export function getTask(
   ctx: LegacyRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<LegacyTask>> {
-  return toOutcome(async () => {
-    const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/get");
-    return toLegacyTask(await deps.service.get(ctx.owner, taskId));
-  }, legacyFailure);
+  return toOutcome(
+    async () => {
+      const incoming = requestTraceContext(params, ctx.traceContext);
+      const span = startPollSpan(deps.tracer, "tasks/get", incoming);
+      try {
+        const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/get");
+        const task = await deps.service.get(ctx.owner, taskId);
+        linkSpanToTask(span, task);
+        return toLegacyTask(task);
+      } catch (error) {
+        setSpanError(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+    (error) => legacyFailure(error, deps.onError),
+  );
 }

@@ -10,15 +10,18 @@ export function listTasks(
   ctx: LegacyRequestContext,
   params: unknown,
 ): Promise<RpcOutcome<ListTasksResult>> {
-  return toOutcome(async () => {
-    const parsed = parseParams(ListTasksParamsSchema, params, "tasks/list");
-    const page = await deps.service.list(
-      ctx.owner,
-      parsed?.cursor !== undefined ? { cursor: parsed.cursor } : {},
-    );
-    return {
-      tasks: page.tasks.map(toLegacyTask),
-      ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-    };
-  }, legacyFailure);
+  return toOutcome(
+    async () => {
+      const parsed = parseParams(ListTasksParamsSchema, params, "tasks/list");
+      const page = await deps.service.list(
+        ctx.owner,
+        parsed?.cursor !== undefined ? { cursor: parsed.cursor } : {},
+      );
+      return {
+        tasks: page.tasks.map(toLegacyTask),
+        ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+      };
+    },
+    (error) => legacyFailure(error, deps.onError),
+  );
 }

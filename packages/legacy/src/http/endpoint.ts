@@ -9,6 +9,7 @@ import {
 } from "@mcp-tasks/core";
 import { type AuthInfo, isInitializeRequest } from "@modelcontextprotocol/server";
 import { LegacyTaskHandlers } from "../handlers.js";
+import { type HeaderReader, matchDirectTaskGet, sseAnswerHeaders, sseMessage } from "./direct.js";
 import { LegacySession } from "./session.js";
 import { SessionTable } from "./session-table.js";
 import { watchBody } from "./sse-body.js";
@@ -48,9 +49,32 @@ export interface LegacyFetchExtra {
   readonly parsedBody?: unknown;
 }
 
+/** A POST whose body the host already read and parsed, for {@link LegacyHandler.answerDirect}. */
+export interface LegacyDirectRequest {
+  /** The request headers (a `Headers`, or a view of `node:http` headers). */
+  readonly headers: HeaderReader;
+  /** The caller, as the host resolved it for this request (what `ownerOf` would answer). */
+  readonly owner: Owner;
+  readonly parsedBody: unknown;
+}
+
+/** A complete response, to write in one go. */
+export interface LegacyDirectAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
 /** A web-standard, sessionful 2025-11-25 endpoint. */
 export interface LegacyHandler {
   fetch(request: Request, extra?: LegacyFetchExtra): Promise<Response>;
+  /**
+   * The lean path for polls: a `tasks/get` of an open session, answered without a web
+   * `Request`, the session transport or a response stream, byte for byte as {@link fetch}
+   * answers it. Resolves `undefined` for anything else (another method, an unknown or
+   * foreign session, unusual headers or body): serve that request with {@link fetch}.
+   */
+  answerDirect(request: LegacyDirectRequest): Promise<LegacyDirectAnswer | undefined>;
   /** Closes every session and stops watching tasks; running tasks keep running. */
   close(): Promise<void>;
   /** The transport-agnostic handlers underneath. */
@@ -78,9 +102,9 @@ const sessionRequired = () =>
  * `toNodeHandler` from `@modelcontextprotocol/node`.
  */
 export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandler {
-  const handlers = new LegacyTaskHandlers(options);
-  const clock = options.clock ?? systemClock;
   const onError = options.onError ?? ((e: unknown) => console.error("legacy session:", e));
+  const handlers = new LegacyTaskHandlers({ ...options, onError });
+  const clock = options.clock ?? systemClock;
   const sessions = new SessionTable<LegacySession>({
     maxSessions: options.maxSessions ?? 10_000,
     idleMs: options.sessionIdleTimeoutMs ?? 30 * 60_000,
@@ -146,7 +170,7 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     if (request.method === "GET" && response.status === 200 && response.body !== null) {
       const close = session.openStandalone();
       request.signal.addEventListener("abort", close, { once: true });
-      return watchBody(response, close);
+      return watchBody(response, close, ": stream open\n\n");
     }
     if (response.body === null) return response;
     session.openResponses += 1;
@@ -161,8 +185,26 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     return watchBody(response, finished);
   }
 
+  async function answerDirect(
+    request: LegacyDirectRequest,
+  ): Promise<LegacyDirectAnswer | undefined> {
+    if (closed) return undefined;
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId === null) return undefined;
+    const message = matchDirectTaskGet(request.headers, request.parsedBody);
+    if (message === undefined) return undefined;
+    const session = sessions.get(sessionId);
+    if (session === undefined || !session.open || !sameOwner(session.owner, request.owner)) {
+      return undefined;
+    }
+    session.lastSeen = clock.now();
+    const response = await session.answerTaskGet(message.id, message.params, message.traceContext);
+    return { status: 200, headers: sseAnswerHeaders(sessionId), body: sseMessage(response) };
+  }
+
   return {
     fetch,
+    answerDirect,
     handlers,
     get sessionCount() {
       return sessions.size;

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { isRpcError, type Owner, RpcError, type RpcOutcome } from "@mcp-tasks/core";
+import {
+  extractTraceContext,
+  isRpcError,
+  type Owner,
+  RpcError,
+  type RpcOutcome,
+  type TraceContext,
+} from "@mcp-tasks/core";
 import {
   Server,
   type ServerContext,
@@ -24,6 +31,19 @@ export interface SessionOptions {
   readonly onSessionInitialized: (id: string, session: LegacySession) => void;
   readonly onSessionClosed: (id: string | undefined, session: LegacySession) => void;
   readonly onError: (error: unknown) => void;
+}
+
+/**
+ * The W3C trace context of the HTTP request (`traceparent` / `tracestate` headers), or
+ * `null`; a `traceparent` in the params' `_meta` wins over it in the handlers.
+ */
+function transportTraceContext(ctx: ServerContext): TraceContext | null {
+  const headers = ctx.http?.req?.headers;
+  if (!headers?.has("traceparent")) return null;
+  return extractTraceContext({
+    traceparent: headers.get("traceparent"),
+    tracestate: headers.get("tracestate"),
+  });
 }
 
 /** Throws the outcome's error (the SDK answers it as a JSON-RPC error) or returns its result. */
@@ -87,10 +107,12 @@ export class LegacySession implements TableSession {
     const context = (ctx: ServerContext, withChannel: boolean): LegacyRequestContext => {
       const signal = anySignal(ctx.mcpReq.signal, ctx.http?.req?.signal);
       const send: SendOverSdk = (request, options) => ctx.mcpReq.send(request, options);
+      const traceContext = transportTraceContext(ctx);
       return {
         owner: this.owner,
         signal,
         ...(withChannel && { channel: this.#channel("tasks/result", signal, send) }),
+        ...(traceContext !== null && { traceContext }),
       };
     };
     server.setRequestHandler("tools/list", () => handlers.listTools() as never);
@@ -122,6 +144,30 @@ export class LegacySession implements TableSession {
     server.setRequestHandler("tasks/cancel", anyParams, async (params, ctx) =>
       unwrap(await handlers.cancelTask(context(ctx, false), params)),
     );
+  }
+
+  /** The session is initialized and open: it may answer requests without its transport. */
+  get open(): boolean {
+    return !this.#closed && this.transport.sessionId !== undefined;
+  }
+
+  /**
+   * Answers a `tasks/get` of this session without its transport (the lean path for polls):
+   * the same handler and the same acknowledgement of the task's notifier as the registered
+   * `tasks/get`, and the JSON-RPC response the SDK would send.
+   */
+  async answerTaskGet(
+    id: string | number,
+    params: unknown,
+    traceContext?: TraceContext,
+  ): Promise<Record<string, unknown>> {
+    const outcome = await this.#options.handlers.getTask(
+      { owner: this.owner, ...(traceContext !== undefined && { traceContext }) },
+      params,
+    );
+    if (isRpcError(outcome)) return { jsonrpc: "2.0", id, error: outcome.error };
+    this.#notifiers.get(outcome.result.taskId)?.acknowledge();
+    return { result: outcome.result, jsonrpc: "2.0", id };
   }
 
   /** A delivery channel with the session's client capabilities and side-request timeout. */

@@ -1,5 +1,10 @@
-/** Wraps an SSE body so that `onEnd` runs when the stream ends or its reader goes away. */
-export function watchBody(response: Response, onEnd: () => void): Response {
+/**
+ * Wraps an SSE body so that `onEnd` runs when the stream ends or its reader goes away.
+ * `preface` (an SSE comment) is sent first, at once: a stream that may carry no event for
+ * a long time (the standalone GET stream) then shows its headers to the client right away
+ * instead of when the first event or keep-alive comes.
+ */
+export function watchBody(response: Response, onEnd: () => void, preface?: string): Response {
   const body = response.body;
   if (body === null) {
     onEnd();
@@ -14,6 +19,9 @@ export function watchBody(response: Response, onEnd: () => void): Response {
     }
   };
   const wrapped = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (preface !== undefined) controller.enqueue(new TextEncoder().encode(preface));
+    },
     async pull(controller) {
       try {
         const { done, value } = await reader.read();

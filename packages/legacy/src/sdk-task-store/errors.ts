@@ -2,7 +2,7 @@
 // as the JSON-RPC errors its own handlers give for the same conditions.
 import { isTaskError, type TaskRecord } from "@mcp-tasks/core";
 import type { Task } from "@modelcontextprotocol/sdk/types.js";
-import { jsonRpcCodeOf } from "../errors.js";
+import { type FailureReporter, legacyTaskError } from "../errors.js";
 import { legacyStatusOf } from "../projection.js";
 
 /** JSON-RPC codes the SDK's own handlers answer with for the same conditions. */
@@ -44,10 +44,12 @@ export function invalidCursor(cursor: string | undefined): Error {
 
 /**
  * A core error as the SDK would word it: a task the caller cannot see is not found (in the
- * SDK store's words when the task is known); the rest keep their text and get their code.
+ * SDK store's words when the task is known); the rest get this era's code, message and
+ * `data` (an unreachable store's detail goes to `report`, not to the client).
  */
-export function mapped(error: unknown, taskId?: string): unknown {
+export function mapped(error: unknown, taskId?: string, report?: FailureReporter): unknown {
   if (!isTaskError(error)) return error;
   if (taskId !== undefined && error.code === "not_found_or_unauthorized") return notFound(taskId);
-  return sdkError(jsonRpcCodeOf(error.code), error.message);
+  const wire = legacyTaskError(error, report);
+  return sdkError(wire.code, wire.message, wire.data);
 }

@@ -1,4 +1,5 @@
 import {
+  extractTraceContext,
   isTaskError,
   isTerminal,
   type Owner,
@@ -36,6 +37,12 @@ export interface SdkTaskStoreOptions {
    * sessions never see each other's tasks (what the SDK's `TaskStore` contract asks).
    */
   readonly ownerOf?: (context: SdkOwnerContext) => Owner;
+  /**
+   * Told about store failures whose detail the SDK client does not get: an unreachable
+   * store is answered "temporarily unavailable, retry" (`data.reason: "store_unavailable"`)
+   * and its cause comes here. Default: `console.error`.
+   */
+  readonly onError?: (error: unknown) => void;
 }
 
 /**
@@ -62,10 +69,12 @@ export interface SdkTaskStoreOptions {
 export class SdkTaskStore implements TaskStore {
   readonly service: TaskService;
   readonly #ownerOf: (context: SdkOwnerContext) => Owner;
+  readonly #onError: (error: unknown) => void;
 
   constructor(options: SdkTaskStoreOptions) {
     this.service = options.service;
     this.#ownerOf = options.ownerOf ?? defaultSdkOwner;
+    this.#onError = options.onError ?? ((error) => console.error("sdk task store:", error));
   }
 
   /**
@@ -95,7 +104,13 @@ export class SdkTaskStore implements TaskStore {
     sessionId?: string,
   ): Promise<Task> {
     const caller = this.#owner(sessionId);
-    const params = (request.params ?? {}) as { name?: unknown; arguments?: unknown };
+    const params = (request.params ?? {}) as {
+      name?: unknown;
+      arguments?: unknown;
+      _meta?: unknown;
+    };
+    // The creating request's trace context (`_meta.traceparent`), kept with the task.
+    const traceContext = extractTraceContext(params._meta);
     try {
       const record = await this.service.create(caller, {
         era: "2025-11-25",
@@ -107,10 +122,11 @@ export class SdkTaskStore implements TaskStore {
               : {},
         },
         ...(taskParams.ttl !== undefined && { ttlMs: taskParams.ttl }),
+        ...(traceContext !== null && { traceContext }),
       });
       return toLegacyTask(record) as Task;
     } catch (error) {
-      throw mapped(error);
+      throw mapped(error, undefined, this.#onError);
     }
   }
 
@@ -131,7 +147,7 @@ export class SdkTaskStore implements TaskStore {
     try {
       await this.service.complete(caller, taskId, stored);
     } catch (error) {
-      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId);
+      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId, this.#onError);
       const current = await this.#find(caller, taskId);
       if (current === null) throw notFound(taskId);
       // A cancelled task stays cancelled: the work's late result is discarded, not an error.
@@ -164,12 +180,12 @@ export class SdkTaskStore implements TaskStore {
     try {
       await this.#transition(caller, current, status, statusMessage);
     } catch (error) {
-      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId);
+      if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId, this.#onError);
       // Another writer (a cancel, the work itself) ended the task meanwhile.
       const now = await this.#find(caller, taskId);
       if (now === null) throw notFound(taskId);
       if (isTerminal(now.status)) throw terminalUpdate(taskId, now, status);
-      throw mapped(error, taskId);
+      throw mapped(error, taskId, this.#onError);
     }
   }
 
@@ -247,7 +263,7 @@ export class SdkTaskStore implements TaskStore {
       return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
     } catch (error) {
       if (isTaskError(error, "invalid_cursor")) throw invalidCursor(cursor);
-      throw mapped(error);
+      throw mapped(error, undefined, this.#onError);
     }
   }
 
@@ -257,7 +273,7 @@ export class SdkTaskStore implements TaskStore {
       return await this.service.get(caller, taskId);
     } catch (error) {
       if (isTaskError(error, "not_found_or_unauthorized")) return null;
-      throw mapped(error);
+      throw mapped(error, undefined, this.#onError);
     }
   }
 }
