@@ -10,6 +10,7 @@ const entries = [
   "@mcp-tasks/legacy",
   "@mcp-tasks/legacy/sdk-task-store",
   "@mcp-tasks/extension",
+  "@mcp-tasks/console",
 ];
 const counts = {};
 for (const entry of entries) counts[entry] = Object.keys(await import(entry)).length;

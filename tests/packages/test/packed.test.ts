@@ -9,7 +9,7 @@
 // (driven by the @modelcontextprotocol/sdk 1.x client through a 2025-11-25 task with an
 // elicitation), the SDK 1.x drop-in with @modelcontextprotocol/sdk as the peer, and the
 // extension server (driven by @modelcontextprotocol/client and ext-tasks through a
-// 2026-07-28 task). The servers' README code listens on port 3000; they run from a copy
+// 2026-07-28 task), and the console's server (its JSON API, as three viewers). The servers' README code listens on port 3000; they run from a copy
 // whose port is replaced with a free one (the only change).
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -123,7 +123,7 @@ describe("the packed packages, installed with npm outside the repository", () =>
     }
     const { stdout } = await runNode(project, "import-all.mjs", [], env());
     const counts = JSON.parse(stdout) as Record<string, number>;
-    expect(Object.keys(counts)).toHaveLength(8);
+    expect(Object.keys(counts)).toHaveLength(9);
     for (const [entry, count] of Object.entries(counts)) {
       expect(count, entry).toBeGreaterThan(0);
     }
@@ -182,6 +182,43 @@ describe("the packed packages, installed with npm outside the repository", () =>
     expect(stderr).toBe("");
     expect(stdout).toContain("bob: not_found_or_unauthorized");
     expect(stdout).toContain('"text":"answer: accept"');
+  });
+
+  it("console: the README's server shows Alice her task, Bob nothing, and takes her answer", async () => {
+    const readme = installedReadme("@mcp-tasks/console");
+    const port = await freePort();
+    const listen = '.listen(3000, "127.0.0.1")';
+    const code = readmeBlock(readme, "## Example", "js");
+    expect(code.split(listen).length - 1).toBe(1);
+    writeFileSync(
+      join(project, "console-server.mjs"),
+      code.replace(listen, `.listen(${port}, "127.0.0.1")`),
+    );
+    const base = `http://127.0.0.1:${port}/console`;
+    const server = await startServer(project, "console-server.mjs", base, env());
+    servers.push(server);
+    const get = async (path: string, token: string) =>
+      (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } })).json();
+    const alice = (await get("/api/tasks", "alice-token")) as { tasks: { taskId: string }[] };
+    expect(alice.tasks).toHaveLength(1);
+    expect(await get("/api/tasks", "bob-token")).toEqual({ tasks: [] });
+    const ops = (await get("/api/tasks", "operator-token-change-me")) as {
+      tasks: { owner: string }[];
+    };
+    expect(ops.tasks.map((t) => t.owner)).toEqual(["alice@acme"]);
+    const taskId = alice.tasks[0]!.taskId;
+    const answered = await fetch(`${base}/api/tasks/${taskId}/input`, {
+      method: "POST",
+      headers: { authorization: "Bearer alice-token", "content-type": "application/json" },
+      body: JSON.stringify({ key: "confirm", action: "accept", content: { confirm: true } }),
+    });
+    expect(answered.status).toBe(200);
+    let status = "";
+    for (let i = 0; i < 100 && status !== "completed"; i++) {
+      status = ((await get(`/api/tasks/${taskId}`, "alice-token")) as { status: string }).status;
+      if (status !== "completed") await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe("completed");
   });
 
   it("store-drizzle: the README's quick start runs on PGlite and on a fresh PostgreSQL database", async () => {
