@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   ANONYMOUS,
   isAnonymous,
@@ -8,20 +9,21 @@ import {
   type TaskStore,
 } from "@mcp-tasks/core";
 import {
-  createTasksServer,
-  handleTaskListenRequest,
+  createNodeTasksHandler,
+  type JsonBody,
+  readJsonBody,
   TasksExtension,
   type TasksTool,
+  webRequestFor,
+  writeJson,
+  writeWebResponse,
 } from "@mcp-tasks/extension";
 import {
-  type AuthInfo,
-  createMcpHandler,
-  hostHeaderValidationResponse,
   isJsonContentType,
-  isLegacyRequest,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
-  originValidationResponse,
+  validateHostHeader,
+  validateOriginHeader,
 } from "@modelcontextprotocol/server";
 import type { OwnerResolver } from "./auth/resolver.js";
 import {
@@ -29,12 +31,14 @@ import {
   type LegacyFactory,
   unavailableLegacyEndpoint,
 } from "./legacy-seam.js";
-import { clientLabel, RequestMetrics } from "./metrics.js";
+import { clientLabel, DemoMetrics, storeLabelOf } from "./metrics.js";
 import { demoTools } from "./tools/index.js";
 
 /** Settings of {@link createDemoApp}. */
 export interface DemoAppOptions {
   readonly store: TaskStore;
+  /** The `store` label of the store metrics (`memory`, `pglite`, `postgres`); default by class. */
+  readonly storeLabel?: string;
   /** Who is calling; resolved once per HTTP request. */
   readonly resolver: OwnerResolver;
   /** Answer anonymous callers `401` (and keep unowned tasks invisible). */
@@ -70,18 +74,22 @@ export interface DemoAppOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-/** The composed server: one web-standard `fetch` for the whole `/mcp` endpoint. */
+/** The composed server: one `node:http` handler for the whole `/mcp` endpoint. */
 export interface DemoApp {
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serves one `/mcp` request: method, Host and Origin checks, owner resolution, then the
+   * body read once and routed by era. Resolves once the response is written (or opened).
+   */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   readonly service: TaskService;
   readonly runner: TaskRunner;
   readonly extension: TasksExtension;
   /** Which eras are served, for the start-up line. */
   readonly eras: readonly string[];
-  /** Request counters per era and client name. */
-  readonly metrics: RequestMetrics;
+  /** The Prometheus metrics (own registry) and the traffic snapshot for a console. */
+  readonly metrics: DemoMetrics;
   /** `/metrics` in the Prometheus text format. */
-  metricsText(): string;
+  metricsText(): Promise<string>;
   /** Closes the 2025-11-25 sessions (ending their streams); part of {@link close}. */
   closeSessions(): Promise<void>;
   /** What this node does. */
@@ -95,19 +103,50 @@ export interface DemoApp {
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
+/** A Host header's grammar (RFC 9110 `uri-host [ ":" port ]`, reg-name or IP literal). */
+const HOST_HEADER = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 const SERVER_INFO = { name: "mcp-tasks-demo", version: "0.1.0" };
-const OWNER_KEY = "mcp-tasks/owner";
+/** The HTTP methods of the MCP endpoint; anything else is `405` with `Allow`. */
+const ALLOWED_METHODS = new Set(["GET", "POST", "DELETE"]);
+const ALLOW = "GET, POST, DELETE";
+const AUTH_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="mcp-tasks-demo"' };
 
 function jsonRpcError(
+  res: ServerResponse,
   status: number,
   code: number,
   message: string,
   headers?: Record<string, string>,
-) {
-  return Response.json(
-    { jsonrpc: "2.0", id: null, error: { code, message } },
-    { status, headers: headers ?? {} },
-  );
+): void {
+  writeJson(res, status, { jsonrpc: "2.0", id: null, error: { code, message } }, headers);
+}
+
+/**
+ * The head of a node request as the web `Request` fields owner resolvers read (`headers`,
+ * `method`, `url`), without copying the headers or building a `Request`.
+ */
+function requestHead(req: IncomingMessage): Pick<Request, "headers" | "method" | "url"> {
+  const headers = {
+    get(name: string): string | null {
+      const value = req.headers[name.toLowerCase()];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(", ") : value;
+    },
+    has(name: string): boolean {
+      return req.headers[name.toLowerCase()] !== undefined;
+    },
+  };
+  return {
+    headers: headers as unknown as Headers,
+    method: req.method ?? "GET",
+    get url() {
+      return `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
+    },
+  };
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return typeof value === "string" ? value : undefined;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -129,22 +168,21 @@ function initializeClientName(body: unknown): string | undefined {
   return clientLabel(record(record(message.params)?.clientInfo)?.name);
 }
 
-function ownerFromAuthInfo(authInfo: AuthInfo | undefined): Owner {
-  const value = authInfo?.extra?.[OWNER_KEY];
-  return value && typeof value === "object" ? (value as Owner) : ANONYMOUS;
-}
-
 /**
- * Builds the demo endpoint: owner resolution, then `subscriptions/listen` for task ids,
- * then per-request era routing with `isLegacyRequest` — modern requests to
- * `createMcpHandler(factory, { legacy: "reject" })` serving the tasks extension, legacy
- * requests to the pluggable legacy endpoint.
+ * Builds the demo endpoint: method, Host and Origin checks, owner resolution, the body read
+ * once, then per-request era routing on the parsed body (the SDK's `classifyInboundRequest`,
+ * what `isLegacyRequest` runs) — modern requests to `createNodeTasksHandler` of
+ * `@mcp-tasks/extension` (polling answered straight from the extension, the rest by
+ * `@modelcontextprotocol/server`), legacy requests to the pluggable legacy endpoint.
  */
 export function createDemoApp(options: DemoAppOptions): DemoApp {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const requireAuth = options.requireAuth ?? false;
+  const metrics = new DemoMetrics({
+    storeLabel: options.storeLabel ?? storeLabelOf(options.store),
+  });
   const service = new TaskService({
-    store: options.store,
+    store: metrics.instrumentStore(options.store),
     requireOwner: requireAuth,
     pollIntervalMs: options.pollIntervalMs ?? 500,
   });
@@ -165,16 +203,12 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       },
     }),
   });
-  const metrics = new RequestMetrics();
-  const extension = new TasksExtension({ service, runner, tools });
-  const modern = createMcpHandler(
-    (ctx) =>
-      createTasksServer(extension, {
-        owner: ownerFromAuthInfo(ctx.authInfo),
-        serverInfo: SERVER_INFO,
-      }),
-    { legacy: "reject", maxRequestBodySize: maxBodyBytes, onerror: () => {} },
-  );
+  const extension = new TasksExtension({ service, runner, tools, onError });
+  const modern = createNodeTasksHandler(extension, {
+    serverInfo: SERVER_INFO,
+    maxBodyBytes,
+    onError,
+  });
   const owners = new WeakMap<Request, Owner>();
   const legacy: LegacyEndpoint =
     options.legacy === undefined || options.legacy === "off"
@@ -189,6 +223,12 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
           serverInfo: SERVER_INFO,
           onError,
         });
+  metrics.attach({
+    service,
+    runner,
+    toolNames: tools.map((tool) => tool.name),
+    legacySessions: () => legacy.sessionCount,
+  });
   const eras =
     options.legacy === undefined || options.legacy === "off"
       ? ["2026-07-28"]
@@ -197,62 +237,111 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const hosts = localhostAllowedHostnames();
   const origins = localhostAllowedOrigins();
 
-  async function serve(request: Request): Promise<Response> {
+  // Clients send the same few Host values: remember the accepted ones (bounded).
+  const acceptedHosts = new Set<string>();
+  /** `400` for a Host header that forms no URL, `403` for a foreign host on loopback. */
+  function rejectHost(req: IncomingMessage, res: ServerResponse): boolean {
+    const host = req.headers.host;
+    if (host !== undefined && acceptedHosts.has(host)) return false;
+    // `new URL` accepts more than a Host header may hold (user info, a path): only
+    // `name[:port]` and `[ipv6][:port]` go on to the SDK's check.
+    const checked =
+      host !== undefined && !HOST_HEADER.test(host)
+        ? ({ ok: false, errorCode: "invalid_host_header", message: "Invalid Host header" } as const)
+        : validateHostHeader(host, loopbackOnly ? hosts : []);
+    // Not bound to loopback, any host that forms a URL is fine (an empty allow-list).
+    const accepted = checked.ok || (!loopbackOnly && checked.errorCode === "invalid_host");
+    if (accepted && host !== undefined && acceptedHosts.size < 64) acceptedHosts.add(host);
+    if (accepted) return false;
+    const status = checked.errorCode === "invalid_host" ? 403 : 400;
+    onError(new Error(`rejected ${req.method} /mcp: ${checked.message} (HTTP ${status})`));
+    jsonRpcError(res, status, -32000, checked.message);
+    return true;
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!ALLOWED_METHODS.has(req.method ?? "")) {
+      req.resume();
+      res.writeHead(405, { Allow: ALLOW, "Content-Type": "application/json" });
+      res.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32000, message: `Method not allowed: use ${ALLOW}` },
+        }),
+      );
+      return;
+    }
+    if (rejectHost(req, res)) return void req.resume();
     if (role === "worker") {
-      return jsonRpcError(404, -32601, "This node is a worker: it serves no MCP requests");
+      req.resume();
+      return jsonRpcError(res, 404, -32601, "This node is a worker: it serves no MCP requests");
     }
     if (loopbackOnly) {
-      const rejected =
-        hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
-      if (rejected) return rejected;
+      const origin = validateOriginHeader(single(req.headers.origin), origins);
+      if (!origin.ok) {
+        req.resume();
+        return jsonRpcError(res, 403, -32000, origin.message);
+      }
     }
-    const resolution = await options.resolver.resolve(request);
+    // Resolvers read the request's head (headers, method, url); no web Request is built.
+    const resolution = await options.resolver.resolve(requestHead(req) as Request);
     if (resolution.kind === "reject") {
-      return jsonRpcError(resolution.status, -32001, resolution.message, {
-        "WWW-Authenticate": 'Bearer realm="mcp-tasks-demo"',
-      });
+      req.resume();
+      return jsonRpcError(res, resolution.status, -32001, resolution.message, AUTH_CHALLENGE);
     }
     const caller = resolution.kind === "owner" ? resolution.owner : ANONYMOUS;
     if (requireAuth && isAnonymous(caller)) {
-      return jsonRpcError(401, -32001, "Authentication required", {
-        "WWW-Authenticate": 'Bearer realm="mcp-tasks-demo"',
-      });
+      req.resume();
+      return jsonRpcError(res, 401, -32001, "Authentication required", AUTH_CHALLENGE);
     }
-    if (request.method === "POST") {
-      if (!isJsonContentType(request.headers.get("content-type"))) {
-        return jsonRpcError(415, -32600, "Unsupported Media Type: use application/json");
+    let body: JsonBody = { kind: "empty" };
+    if (req.method === "POST") {
+      if (!isJsonContentType(single(req.headers["content-type"]) ?? null)) {
+        req.resume();
+        return jsonRpcError(res, 415, -32600, "Unsupported Media Type: use application/json");
       }
-      const length = Number(request.headers.get("content-length") ?? "0");
-      if (length > maxBodyBytes) return jsonRpcError(413, -32600, "Request body too large");
-    }
-    let parsed: unknown;
-    if (request.method === "POST") {
-      try {
-        parsed = JSON.parse(await request.clone().text());
-      } catch {
-        parsed = undefined; // routed as legacy, which answers -32700
+      body = await readJsonBody(req, maxBodyBytes);
+      if (body.kind === "too-large") {
+        return jsonRpcError(res, 413, -32600, "Request body too large", { Connection: "close" });
       }
     }
-    const routeOptions = { maxRequestBodySize: maxBodyBytes };
-    if (await isLegacyRequest(request, parsed, routeOptions)) {
-      return serveLegacy(request, parsed, caller);
+    // The era, decided as `isLegacyRequest` decides it but from the parsed body: GET, DELETE
+    // and bodies that are not JSON go to the legacy leg (which answers -32700 for the latter).
+    const route =
+      req.method === "POST" && body.kind === "json"
+        ? modern.classify(req.headers, body.value)
+        : undefined;
+    if (route === undefined || route.kind === "legacy") {
+      return serveLegacy(req, res, body, caller);
     }
-    metrics.count("2026-07-28", modernClientName(parsed));
-    const listen = await handleTaskListenRequest(request, extension, caller);
-    if (listen) return listen;
-    const authInfo: AuthInfo = {
-      token: "",
-      clientId: caller.principalId ?? "anonymous",
-      scopes: [],
-      extra: { [OWNER_KEY]: caller },
-    };
-    return modern.fetch(request, { authInfo });
+    metrics.count("2026-07-28", modernClientName(body.kind === "json" ? body.value : undefined));
+    await modern.handle(req, res, { owner: caller, body, route });
   }
 
-  async function serveLegacy(request: Request, parsed: unknown, caller: Owner) {
-    const sessionId = request.headers.get("mcp-session-id");
+  async function serveLegacy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: JsonBody,
+    caller: Owner,
+  ): Promise<void> {
+    const parsed = body.kind === "json" ? body.value : undefined;
+    const sessionId = single(req.headers["mcp-session-id"]) ?? null;
     const initialize = initializeClientName(parsed);
     metrics.count("2025-11-25", initialize ?? metrics.sessionClient(sessionId));
+    if (parsed !== undefined && legacy.answerDirect !== undefined) {
+      const answer = await legacy.answerDirect({
+        headers: requestHead(req).headers,
+        owner: caller,
+        parsedBody: parsed,
+      });
+      if (answer !== undefined) {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+        return;
+      }
+    }
+    const request = webRequestFor(req, res, body.kind === "invalid" ? body.text : undefined);
     owners.set(request, caller);
     const response = await legacy.fetch(
       request,
@@ -262,8 +351,8 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     if (initialize !== undefined && created !== null && response.ok) {
       metrics.bindSession(created, initialize);
     }
-    if (request.method === "DELETE" && sessionId !== null) metrics.endSession(sessionId);
-    return response;
+    if (req.method === "DELETE" && sessionId !== null) metrics.endSession(sessionId);
+    await writeWebResponse(res, response);
   }
 
   const sweepEvery = options.sweepIntervalMs ?? 0;
@@ -290,18 +379,16 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     extension,
     eras,
     metrics,
-    metricsText: () =>
-      metrics.render({
-        runner: runner.stats,
-        ...(typeof legacy.sessionCount === "number" && { legacySessions: legacy.sessionCount }),
-      }),
+    metricsText: () => metrics.render(),
     closeSessions,
-    async fetch(request) {
+    async handle(req, res) {
       try {
-        return await serve(request);
-      } catch {
+        await serve(req, res);
+      } catch (error) {
+        onError(error);
         // Never a stack trace on the wire.
-        return jsonRpcError(500, -32603, "Internal error");
+        if (!res.headersSent) jsonRpcError(res, 500, -32603, "Internal error");
+        else res.end();
       }
     },
     role,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import type { StoreKind } from "./store.js";
+import type { OtelMode } from "./otel.js";
+import { DEFAULT_STORE_LIMITS, type StoreKind, type StoreLimits } from "./store.js";
 
 /** What a node does: everything, only MCP over HTTP, or only running tasks. */
 export type Role = "all" | "http" | "worker";
@@ -22,6 +23,8 @@ export interface DemoConfig {
   readonly leaseMs: number;
   /** How often expired tasks are deleted and orphaned tasks failed (pglite/postgres). */
   readonly sweepMs: number;
+  /** The store's quotas: tasks held, tasks and payload bytes per owner (`store_full`). */
+  readonly limits: StoreLimits;
   /** How callers are identified: static bearer tokens, JWTs, or a trusted gateway header. */
   readonly auth: AuthKind;
   /** `token=principal@tenant,...`, or `undefined` to generate two dev tokens. */
@@ -41,11 +44,15 @@ export interface DemoConfig {
   /** gateway: the header naming the caller as `principal@tenant`. */
   readonly gatewayHeader: string;
   readonly requireAuth: boolean;
+  /** Operator tokens of the web console at /console (every owner's tasks); none by default. */
+  readonly adminTokens: readonly string[];
   readonly legacy: boolean;
   /** all: serve MCP and run tasks; http: serve MCP, claim nothing; worker: run tasks only. */
   readonly role: Role;
   /** Most task handlers running at once on this node. */
   readonly concurrency: number | undefined;
+  /** Where traces go: off (default), console, or OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  readonly otel: OtelMode;
   readonly help: boolean;
 }
 
@@ -67,6 +74,16 @@ Options (flag / environment variable):
                                        allows retries) or failed "Worker lost" (default 30000)
   --sweep-ms N        MCP_TASKS_SWEEP_MS  pglite/postgres: expiry and orphan sweep interval
                                        (default the lease, at most 10000)
+  --max-tasks N       MCP_TASKS_MAX_TASKS  most tasks held at once, finished ones included
+                                       until their ttl ends (default 100000)
+  --max-tasks-per-owner N  MCP_TASKS_MAX_TASKS_PER_OWNER  most tasks one owner (anonymous
+                                       callers are one owner) holds at once (default 10000:
+                                       a task a second under the 1 h default ttl fits)
+  --max-bytes-per-owner N  MCP_TASKS_MAX_BYTES_PER_OWNER  most bytes of arguments, results
+                                       and input answers one owner's tasks hold; a K, M or
+                                       G suffix counts KiB, MiB, GiB (default 64M)
+                                       Past a quota new tasks get -32603, data.reason
+                                       "store_full" and data.quota naming the quota
   --auth KIND         DEMO_AUTH        tokens | jwt | gateway: how callers are identified
                                        (default tokens)
   --tokens LIST       DEMO_TOKENS      tokens: alice-token=alice@acme,bob-token=bob@acme
@@ -81,12 +98,19 @@ Options (flag / environment variable):
   --gateway-header H  DEMO_GATEWAY_HEADER  gateway: header with principal@tenant
                                        (default x-authenticated-user)
   --require-auth      DEMO_REQUIRE_AUTH=1  answer anonymous requests 401
+  --admin-tokens LIST DEMO_ADMIN_TOKENS  operator tokens (comma-separated, 16+ characters each)
+                                       of the web console at /console: every owner's tasks
+                                       and the traffic panel; owners sign in with their MCP
+                                       token and see their own tasks
   --legacy on|off     DEMO_LEGACY      serve the 2025-11-25 era (default on)
   --role ROLE         MCP_TASKS_ROLE   all | http | worker (default all): http serves MCP and
                                        claims no task; worker runs queued tasks and serves
                                        only /metrics and /health (pglite/postgres)
   --concurrency N     MCP_TASKS_CONCURRENCY  most task handlers running at once on this node
                                        (default 16 per CPU core); more tasks wait, "Queued"
+  --otel MODE         DEMO_OTEL        off | console | otlp (default off): OpenTelemetry traces
+                                       of task creation, runs and polls; otlp sends them to
+                                       OTEL_EXPORTER_OTLP_ENDPOINT (default localhost:4318)
   -h, --help                           show this help
 `;
 
@@ -107,6 +131,44 @@ function positiveInt(name: string, text: string, min: number, max: number): numb
   return value;
 }
 
+/** A byte count: digits, optionally followed by K, M or G (KiB, MiB, GiB; `B`/`iB` allowed). */
+function byteSize(name: string, text: string): number {
+  const match = /^(\d+)\s*(?:([kmg])(?:i?b)?|b)?$/i.exec(text.trim());
+  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match?.[2]?.toLowerCase() ?? ""] ?? 1;
+  const value = match === null ? Number.NaN : Number(match[1]) * unit;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 1024 ** 4) {
+    throw new ConfigError(
+      `${name} must be a byte count from 1 to 1024G (e.g. 65536, 64K, 64M), got '${text}'`,
+    );
+  }
+  return value;
+}
+
+/**
+ * `--admin-tokens`: comma-separated operator tokens of the console, each 16+ visible ASCII
+ * characters, none of them also an MCP token (operators and owners stay apart).
+ */
+function adminTokens(list: string | undefined, mcpTokens: string | undefined): string[] {
+  const tokens = (list ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
+  const mcp = new Set(
+    (mcpTokens ?? "").split(",").map((entry) => entry.slice(0, entry.indexOf("=")).trim()),
+  );
+  for (const token of tokens) {
+    if (!/^[\x21-\x7e]{16,512}$/.test(token)) {
+      throw new ConfigError(
+        "--admin-tokens: each operator token needs 16 to 512 visible ASCII characters",
+      );
+    }
+    if (mcp.has(token)) {
+      throw new ConfigError("--admin-tokens: an operator token must not also be an MCP token");
+    }
+  }
+  return tokens;
+}
+
 /** Parses flags (winning) and environment variables. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): DemoConfig {
   let values: ReturnType<typeof parse>["values"];
@@ -124,6 +186,9 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         schema: { type: "string" },
         "lease-ms": { type: "string" },
         "sweep-ms": { type: "string" },
+        "max-tasks": { type: "string" },
+        "max-tasks-per-owner": { type: "string" },
+        "max-bytes-per-owner": { type: "string" },
         auth: { type: "string" },
         tokens: { type: "string" },
         "jwt-secret": { type: "string" },
@@ -134,9 +199,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         "gateway-secret": { type: "string" },
         "gateway-header": { type: "string" },
         "require-auth": { type: "boolean" },
+        "admin-tokens": { type: "string" },
         legacy: { type: "string" },
         role: { type: "string" },
         concurrency: { type: "string" },
+        otel: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -164,6 +231,10 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
       `--role ${role} needs a store shared by nodes (--store postgres or pglite), not memory`,
     );
   }
+  const otel = values.otel ?? (env.DEMO_OTEL || "off");
+  if (otel !== "off" && otel !== "console" && otel !== "otlp") {
+    throw new ConfigError(`--otel must be off, console or otlp, got '${otel}'`);
+  }
   const concurrencyText = values.concurrency ?? (env.MCP_TASKS_CONCURRENCY || undefined);
   const concurrency =
     concurrencyText === undefined
@@ -186,6 +257,26 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     sweepText === undefined
       ? Math.min(leaseMs, 10_000)
       : positiveInt("--sweep-ms", sweepText, 50, 86_400_000);
+  const limits: StoreLimits = {
+    maxTasks: positiveInt(
+      "--max-tasks",
+      values["max-tasks"] ?? (env.MCP_TASKS_MAX_TASKS || String(DEFAULT_STORE_LIMITS.maxTasks)),
+      1,
+      1_000_000_000,
+    ),
+    maxTasksPerOwner: positiveInt(
+      "--max-tasks-per-owner",
+      values["max-tasks-per-owner"] ??
+        (env.MCP_TASKS_MAX_TASKS_PER_OWNER || String(DEFAULT_STORE_LIMITS.maxTasksPerOwner)),
+      1,
+      1_000_000_000,
+    ),
+    maxBytesPerOwner: byteSize(
+      "--max-bytes-per-owner",
+      values["max-bytes-per-owner"] ??
+        (env.MCP_TASKS_MAX_BYTES_PER_OWNER || String(DEFAULT_STORE_LIMITS.maxBytesPerOwner)),
+    ),
+  };
   const host = values.host ?? (env.HOST || "127.0.0.1");
   const auth = values.auth ?? (env.DEMO_AUTH || "tokens");
   if (auth !== "tokens" && auth !== "jwt" && auth !== "gateway") {
@@ -218,6 +309,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     schema,
     leaseMs,
     sweepMs,
+    limits,
     auth,
     tokens: values.tokens ?? (env.DEMO_TOKENS || undefined),
     jwtSecret,
@@ -228,9 +320,14 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     gatewaySecret,
     gatewayHeader: values["gateway-header"] ?? (env.DEMO_GATEWAY_HEADER || "x-authenticated-user"),
     requireAuth: values["require-auth"] ?? truthy(env.DEMO_REQUIRE_AUTH),
+    adminTokens: adminTokens(
+      values["admin-tokens"] ?? env.DEMO_ADMIN_TOKENS,
+      values.tokens ?? env.DEMO_TOKENS,
+    ),
     legacy: legacy === "on",
     role,
     concurrency,
+    otel,
     help: values.help ?? false,
   };
 }

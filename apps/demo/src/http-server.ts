@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { toNodeHandler } from "@modelcontextprotocol/node";
+import type { ConsoleHandler } from "@mcp-tasks/console";
 import type { DemoApp } from "./app.js";
 
 /** The running HTTP server. */
@@ -11,20 +11,27 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Serves `app` at `http://host:port/mcp` (port 0 picks a free port). */
+/**
+ * Serves `app` at `http://host:port/mcp` (port 0 picks a free port). The body limit is the
+ * app's (`DemoAppOptions.maxBodyBytes`); `maxBodyBytes` here is accepted for compatibility.
+ */
 export async function listen(
   app: DemoApp,
-  options: { host: string; port: number; maxBodyBytes?: number },
+  options: { host: string; port: number; maxBodyBytes?: number; console?: ConsoleHandler },
 ): Promise<RunningServer> {
-  const handle = toNodeHandler(app, {
-    maxRequestBodySize: options.maxBodyBytes ?? 1024 * 1024,
-    onerror: () => {},
-  });
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
-      res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
-      res.end(req.method === "HEAD" ? undefined : app.metricsText());
+      app.metricsText().then(
+        (text) => {
+          res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+          res.end(req.method === "HEAD" ? undefined : text);
+        },
+        () => {
+          res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
+          res.end("metrics unavailable\n");
+        },
+      );
       return;
     }
     if (path === "/health" && (req.method === "GET" || req.method === "HEAD")) {
@@ -42,12 +49,17 @@ export async function listen(
       );
       return;
     }
+    // The web console (see console.ts), when configured: it answers every path below it.
+    if (options.console && (path === "/console" || path?.startsWith("/console/"))) {
+      void options.console(req, res);
+      return;
+    }
     if (path !== "/mcp") {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: "Not found: the MCP endpoint is /mcp" }));
       return;
     }
-    handle(req as Parameters<typeof handle>[0], res).catch(() => {
+    app.handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json" });
       res.end(
         JSON.stringify({
@@ -76,6 +88,7 @@ export async function listen(
     stop() {
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await options.console?.close(); // ends its live streams
         server.closeIdleConnections();
         const within = (ms: number) =>
           Promise.race([

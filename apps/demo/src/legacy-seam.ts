@@ -16,9 +16,26 @@ import type { Owner, TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/
 export interface LegacyEndpoint {
   /**
    * Serves one legacy HTTP request (POST, GET stream, DELETE session). `parsedBody` is the
-   * POST body the demo already parsed (the request's own body is still unread).
+   * POST body the demo already parsed; the request then carries no body of its own (the
+   * body is read once). Without `parsedBody` a POST carries its raw (non-JSON) bytes.
    */
   fetch(request: Request, extra?: { readonly parsedBody?: unknown }): Promise<Response>;
+  /**
+   * Optional lean path (polls): answers a parsed POST completely, without a web `Request`,
+   * or resolves `undefined` to have it served by {@link fetch}. `createLegacyHandler` has it.
+   */
+  answerDirect?(request: {
+    readonly headers: { get(name: string): string | null };
+    readonly owner: Owner;
+    readonly parsedBody: unknown;
+  }): Promise<
+    | {
+        readonly status: number;
+        readonly headers: Readonly<Record<string, string>>;
+        readonly body: string;
+      }
+    | undefined
+  >;
   /** Closes sessions on shutdown. */
   close?(): Promise<void>;
   /** Sessions currently open (reported on `/metrics`). */
@@ -55,8 +72,12 @@ async function parseable(request: Request): Promise<boolean> {
  */
 export function unavailableLegacyEndpoint(reason: string): LegacyEndpoint {
   return {
-    async fetch(request) {
-      if (request.method === "POST" && !(await parseable(request))) {
+    async fetch(request, extra) {
+      if (
+        request.method === "POST" &&
+        extra?.parsedBody === undefined &&
+        !(await parseable(request))
+      ) {
         return Response.json(
           {
             jsonrpc: "2.0",

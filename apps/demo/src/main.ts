@@ -5,8 +5,11 @@ import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createDemoApp } from "./app.js";
 import { resolverFromConfig } from "./auth/from-config.js";
 import { ConfigError, HELP, parseConfig } from "./config.js";
+import { createDemoConsole } from "./console.js";
 import { listen } from "./http-server.js";
+import { startTracing } from "./otel.js";
 import { openStore, StoreUnavailableError } from "./store.js";
+import { demoTools } from "./tools/index.js";
 
 async function main(): Promise<number> {
   let config: ReturnType<typeof parseConfig>;
@@ -37,6 +40,7 @@ async function main(): Promise<number> {
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       ...(config.schema !== undefined && { schema: config.schema }),
+      limits: config.limits,
     });
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
@@ -44,10 +48,14 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  // Before the app: the libraries' spans go to whatever provider is global when they start.
+  const tracing = startTracing(config.otel);
+
   // Unique per process: the name under which this node leases the tasks it runs.
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const app = createDemoApp({
     store: opened.store,
+    storeLabel: config.store,
     resolver: auth.resolver,
     requireAuth: config.requireAuth,
     legacy: config.legacy ? createLegacyHandler : "off",
@@ -62,12 +70,26 @@ async function main(): Promise<number> {
   });
   let running: Awaited<ReturnType<typeof listen>>;
   try {
-    running = await listen(app, { host: config.host, port: config.port });
+    running = await listen(app, {
+      host: config.host,
+      port: config.port,
+      // The web console at /console, on every node that serves MCP.
+      ...(app.role !== "worker" && {
+        console: createDemoConsole({
+          service: app.service,
+          metrics: app.metrics,
+          resolver: auth.resolver,
+          adminTokens: config.adminTokens,
+          toolNames: demoTools().map((tool) => tool.name),
+        }),
+      }),
+    });
   } catch (error) {
     console.error(
       `error: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
     );
     await app.close({ drainMs: 0 }).catch(() => {});
+    await tracing.shutdown().catch(() => {});
     return 1;
   }
   // One write, so a reader of the pipe sees the whole start-up block at once.
@@ -77,7 +99,13 @@ async function main(): Promise<number> {
         ? `worker on ${running.url.replace(/\/mcp$/, "")} (store: ${opened.label}; role: worker, concurrency ${app.runner.concurrency})`
         : `listening on ${running.url} (store: ${opened.label}; eras: ${app.eras.join(", ")}${app.role === "http" ? "; role: http" : ""})`,
       `metrics: ${running.url.replace(/\/mcp$/, "/metrics")}`,
+      ...(app.role === "worker"
+        ? []
+        : [
+            `console: ${running.url.replace(/\/mcp$/, "/console")}${config.adminTokens.length > 0 ? " (operator tokens: --admin-tokens)" : ""}`,
+          ]),
       ...(opened.leasing ? [`lease holder: ${holder}`] : []),
+      ...(tracing.startupLine === null ? [] : [tracing.startupLine]),
       ...auth.startupLines,
     ].join("\n"),
   );
@@ -85,13 +113,17 @@ async function main(): Promise<number> {
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {
       console.log(`${signal}: shutting down`);
-      running.stop().then(
-        () => resolve(0),
-        (error) => {
-          console.error("shutdown failed:", error instanceof Error ? error.message : error);
-          resolve(1);
-        },
-      );
+      running
+        .stop()
+        // The last spans (the runs the shutdown ended) are exported before the exit.
+        .then(() => tracing.shutdown().catch(() => {}))
+        .then(
+          () => resolve(0),
+          (error) => {
+            console.error("shutdown failed:", error instanceof Error ? error.message : error);
+            resolve(1);
+          },
+        );
     };
     process.once("SIGTERM", () => shutdown("SIGTERM"));
     process.once("SIGINT", () => shutdown("SIGINT"));

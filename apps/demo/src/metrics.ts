@@ -1,116 +1,258 @@
-import type { RunnerStats } from "@mcp-tasks/core";
-/** The protocol eras the demo tells apart. */
-export type Era = "2026-07-28" | "2025-11-25";
+import {
+  isTaskError,
+  type RunnerStats,
+  type TaskService,
+  type TaskStore,
+  type Unsubscribe,
+} from "@mcp-tasks/core";
+import type { TaskQueueStore } from "@mcp-tasks/core/store";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { instrumentStore, type StoreOperation } from "./instrumented-store.js";
+import { LatencyHistogram } from "./latency-histogram.js";
+import { type Era, RequestMetrics, type TrafficSnapshot } from "./request-metrics.js";
+import { TaskMetrics } from "./task-metrics.js";
 
-/** Longest client name kept as a label value; longer ones are cut. */
-const MAX_NAME = 128;
+export {
+  clientLabel,
+  ERAS,
+  type Era,
+  RequestMetrics,
+  type TrafficBucket,
+  type TrafficSnapshot,
+} from "./request-metrics.js";
 
-/** Escapes a Prometheus label value (backslash, double quote, line feed). */
-export function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+/** Store calls take well under a millisecond in memory and a few ms on PostgreSQL. */
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** Settings of {@link DemoMetrics}. */
+export interface DemoMetricsOptions {
+  /** The `store` label of the store metrics, e.g. `memory`, `pglite`, `postgres`. */
+  readonly storeLabel: string;
+  /** Distinct client names kept as labels; later names count as `other`. Default 1000. */
+  readonly maxClients?: number;
+  /** 2025-11-25 sessions whose client name is remembered; default 10 000. */
+  readonly maxSessions?: number;
+  /** Node's process metrics (`process_*`, `nodejs_*`); default on. */
+  readonly processMetrics?: boolean;
+  /** The wall clock; default `Date.now`. */
+  readonly now?: () => number;
 }
 
-/** A client name as a label value: trimmed, bounded, `unknown` when absent. */
-export function clientLabel(name: unknown): string {
-  if (typeof name !== "string") return "unknown";
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return "unknown";
-  return trimmed.length > MAX_NAME ? trimmed.slice(0, MAX_NAME) : trimmed;
+/** What {@link DemoMetrics.attach} reads at scrape time. */
+export interface MetricSources {
+  /** The change feed (running tasks, queue depth). */
+  readonly service: Pick<TaskService, "watch">;
+  /** The runner's counters. */
+  readonly runner: { readonly stats: RunnerStats };
+  /** Tool names used as labels; any other tool counts as `other`. */
+  readonly toolNames: readonly string[];
+  /** Open 2025-11-25 sessions, when the legacy era is served. */
+  readonly legacySessions?: () => number | undefined;
 }
 
 /**
- * Request counters per era and client name, plus the 2025-11-25 session → client name map
- * (a legacy client names itself only in `initialize`). Both are bounded: past `maxClients`
- * distinct names new ones count as `other`, past `maxSessions` the oldest session is
- * forgotten (its later requests count as `unknown`).
+ * The demo's Prometheus metrics, in a registry of its own (never prom-client's global
+ * one, so that several apps and the tests in one process do not collide):
+ *
+ * - `mcp_requests_total{era, client}` and `mcp_legacy_sessions` (the migration view),
+ * - the runner's `mcp_tasks_claims_total`, `mcp_tasks_runs_*`,
+ * - task lifecycle metrics ({@link TaskMetrics}),
+ * - `mcp_store_operation_duration_seconds{op, store}`, `mcp_store_errors_total{op, store, code}`
+ *   from {@link instrumentStore},
+ * - Node's default process metrics.
+ *
+ * Every label value is bounded: eras and statuses are closed sets, tools are the known
+ * tools or `other`, clients are capped, error codes are the closed `TaskErrorCode`
+ * vocabulary or `internal`.
  */
-export class RequestMetrics {
-  readonly #counts = new Map<string, number>();
-  readonly #sessions = new Map<string, string>();
-  readonly #clientNames = new Set<string>();
-  readonly #maxClients: number;
-  readonly #maxSessions: number;
+export class DemoMetrics {
+  /** The registry `/metrics` renders. */
+  readonly registry = new Registry();
+  readonly requests: RequestMetrics;
+  readonly tasks: TaskMetrics;
+  readonly #storeLabel: string;
+  readonly #storeSeconds: LatencyHistogram<StoreOperation>;
+  readonly #storeErrors: Counter<"op" | "store" | "code">;
+  #toolNames: ReadonlySet<string> = new Set();
+  #sources: MetricSources | undefined;
+  #unwatch: Unsubscribe | undefined;
 
-  constructor(options: { maxClients?: number; maxSessions?: number } = {}) {
-    this.#maxClients = options.maxClients ?? 1000;
-    this.#maxSessions = options.maxSessions ?? 10_000;
+  constructor(options: DemoMetricsOptions) {
+    const registry = this.registry;
+    const registers = [registry];
+    this.#storeLabel = options.storeLabel;
+    this.requests = new RequestMetrics({
+      registry,
+      ...(options.maxClients !== undefined && { maxClients: options.maxClients }),
+      ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
+      ...(options.now !== undefined && { now: options.now }),
+    });
+    this.tasks = new TaskMetrics({
+      registry,
+      toolLabel: (name) => (this.#toolNames.has(name) ? name : "other"),
+      ...(options.now !== undefined && { now: options.now }),
+    });
+    this.#storeSeconds = new LatencyHistogram({
+      name: "mcp_store_operation_duration_seconds",
+      help: "Task store calls made by this node, by operation and store, successful or not.",
+      keyLabel: "op",
+      constLabels: { store: options.storeLabel },
+      buckets: STORE_BUCKETS,
+      registry,
+    });
+    this.#storeErrors = new Counter({
+      name: "mcp_store_errors_total",
+      help: "Task store calls that failed, by operation, store and task error code.",
+      labelNames: ["op", "store", "code"],
+      registers,
+    });
+    const sessions = () => this.#sources?.legacySessions?.();
+    new Gauge({
+      name: "mcp_legacy_sessions",
+      help: "Open 2025-11-25 sessions on this node.",
+      registers,
+      collect() {
+        this.set(sessions() ?? 0);
+      },
+    });
+    const stats = () => this.#sources?.runner.stats;
+    runnerCounter(
+      registry,
+      "mcp_tasks_claims_total",
+      "Tasks this node claimed from the queue.",
+      () => stats()?.claimed,
+    );
+    runnerCounter(
+      registry,
+      "mcp_tasks_runs_started_total",
+      "Task runs started on this node.",
+      () => stats()?.started,
+    );
+    runnerCounter(
+      registry,
+      "mcp_tasks_runs_superseded_total",
+      "Runs stopped because another node took the task over.",
+      () => stats()?.superseded,
+    );
+    runnerCounter(
+      registry,
+      "mcp_tasks_runs_handed_back_total",
+      "Runs handed back to the queue on shutdown.",
+      () => stats()?.handedBack,
+    );
+    new Gauge({
+      name: "mcp_tasks_runs_running",
+      help: "Task handlers running on this node now.",
+      registers,
+      collect() {
+        this.set(stats()?.running ?? 0);
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
   }
 
-  /** Counts one request of `era` from client `name` (already a label value). */
+  /**
+   * The store, timed and observed (store metrics, and the lifecycle metrics of this node's
+   * writes). Has the queue methods exactly when `store` has them.
+   */
+  instrumentStore(store: TaskQueueStore): TaskQueueStore;
+  instrumentStore(store: TaskStore): TaskStore;
+  instrumentStore(store: TaskStore): TaskStore {
+    return instrumentStore(store, {
+      settled: (op, seconds, failure) => this.#storeCall(op, seconds, failure),
+      succeeded: (call) => this.tasks.observe(call),
+    });
+  }
+
+  /** Connects the sources read at scrape time and subscribes to the change feed. */
+  attach(sources: MetricSources): void {
+    this.#unwatch?.();
+    this.#sources = sources;
+    this.#toolNames = new Set(sources.toolNames);
+    this.#unwatch = sources.service.watch((change) => this.tasks.onChange(change));
+  }
+
+  /** Stops following the change feed. */
+  detach(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+  }
+
+  /** Counts one request of `era` from client `name`; see {@link RequestMetrics.count}. */
   count(era: Era, name: string): void {
-    let client = name;
-    if (!this.#clientNames.has(client)) {
-      if (this.#clientNames.size >= this.#maxClients) client = "other";
-      else this.#clientNames.add(client);
-    }
-    const key = `${era}\u0000${client}`;
-    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    this.requests.count(era, name);
   }
 
-  /** Remembers which client a 2025-11-25 session belongs to. */
+  /** See {@link RequestMetrics.bindSession}. */
   bindSession(sessionId: string, name: string): void {
-    if (this.#sessions.size >= this.#maxSessions && !this.#sessions.has(sessionId)) {
-      const oldest = this.#sessions.keys().next();
-      if (!oldest.done) this.#sessions.delete(oldest.value);
-    }
-    this.#sessions.set(sessionId, name);
+    this.requests.bindSession(sessionId, name);
   }
 
-  /** The client name of a 2025-11-25 session, or `unknown`. */
+  /** See {@link RequestMetrics.sessionClient}. */
   sessionClient(sessionId: string | null): string {
-    return (sessionId !== null && this.#sessions.get(sessionId)) || "unknown";
+    return this.requests.sessionClient(sessionId);
   }
 
-  /** Forgets a closed session. */
+  /** See {@link RequestMetrics.endSession}. */
   endSession(sessionId: string): void {
-    this.#sessions.delete(sessionId);
+    this.requests.endSession(sessionId);
   }
 
-  /** The counter value (for tests). */
-  get(era: Era, name: string): number {
-    return this.#counts.get(`${era}\u0000${name}`) ?? 0;
+  /** Requests per era and per client, now and over recent minutes (plain data). */
+  trafficSnapshot(): TrafficSnapshot {
+    return this.requests.trafficSnapshot();
   }
 
-  /** Prometheus text exposition format 0.0.4. */
-  render(gauges: { legacySessions?: number; runner?: RunnerStats } = {}): string {
-    const lines = [
-      "# HELP mcp_requests_total MCP HTTP requests served, by protocol era and client name.",
-      "# TYPE mcp_requests_total counter",
-    ];
-    const rows = [...this.#counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const [key, value] of rows) {
-      const [era, client] = key.split("\u0000") as [string, string];
-      lines.push(
-        `mcp_requests_total{era="${escapeLabelValue(era)}",client="${escapeLabelValue(client)}"} ${value}`,
-      );
-    }
-    if (gauges.legacySessions !== undefined) {
-      lines.push(
-        "# HELP mcp_legacy_sessions Open 2025-11-25 sessions on this node.",
-        "# TYPE mcp_legacy_sessions gauge",
-        `mcp_legacy_sessions ${gauges.legacySessions}`,
-      );
-    }
-    const runner = gauges.runner;
-    if (runner !== undefined) {
-      lines.push(
-        "# HELP mcp_tasks_claims_total Tasks this node claimed from the queue.",
-        "# TYPE mcp_tasks_claims_total counter",
-        `mcp_tasks_claims_total ${runner.claimed}`,
-        "# HELP mcp_tasks_runs_started_total Task runs started on this node.",
-        "# TYPE mcp_tasks_runs_started_total counter",
-        `mcp_tasks_runs_started_total ${runner.started}`,
-        "# HELP mcp_tasks_runs_superseded_total Runs stopped because another node took the task over.",
-        "# TYPE mcp_tasks_runs_superseded_total counter",
-        `mcp_tasks_runs_superseded_total ${runner.superseded}`,
-        "# HELP mcp_tasks_runs_handed_back_total Runs handed back to the queue on shutdown.",
-        "# TYPE mcp_tasks_runs_handed_back_total counter",
-        `mcp_tasks_runs_handed_back_total ${runner.handedBack}`,
-        "# HELP mcp_tasks_runs_running Task handlers running on this node now.",
-        "# TYPE mcp_tasks_runs_running gauge",
-        `mcp_tasks_runs_running ${runner.running}`,
-      );
-    }
-    return `${lines.join("\n")}\n`;
+  /** The Content-Type of {@link render}'s output. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
+
+  /** Every metric in the Prometheus text exposition format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  #storeCall(op: StoreOperation, seconds: number, failure: { error: unknown } | null): void {
+    const store = this.#storeLabel;
+    this.#storeSeconds.observe(op, seconds);
+    if (failure !== null) {
+      const code = isTaskError(failure.error) ? failure.error.code : "internal";
+      this.#storeErrors.inc({ op, store, code });
+    }
+  }
+}
+
+/** A counter that mirrors a runner statistic at scrape time. */
+function runnerCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number | undefined,
+): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const value = read() ?? 0;
+      if (value >= seen) {
+        this.inc(value - seen);
+      } else {
+        // A statistic never goes down unless its runner was replaced: start over.
+        this.reset();
+        this.inc(value);
+      }
+      seen = value;
+    },
+  });
+}
+
+/** A `store` label for a store whose kind the caller did not name. */
+export function storeLabelOf(store: TaskStore): string {
+  const name = store.constructor?.name ?? "";
+  if (name === "MemoryTaskStore") return "memory";
+  if (name === "DrizzleTaskStore") return "drizzle";
+  return "custom";
 }

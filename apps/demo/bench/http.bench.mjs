@@ -1,0 +1,395 @@
+// HTTP benchmark: the demo server against a bare node:http JSON-RPC echo, driven by the same
+// load generator (`wrk`, 1 thread, 10 connections) in the same run, interleaved round by
+// round. Each ratio compares a scenario with the bare echo of the same round; the table
+// shows min / median / max over the rounds, so a noisy machine shows up as spread.
+//
+// Scenarios: 2026-07-28 `tasks/get` of one running task (memory store, PostgreSQL store),
+// 2025-11-25 `tasks/get` in a session (memory store), and a task-creating `tools/call`
+// (memory, PostgreSQL). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
+// overrides), dropped afterwards; without a reachable database those rows are skipped.
+//
+// Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
+// (default 3). Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and
+// possible.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLegacyHandler } from "@mcp-tasks/legacy";
+import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
+import { MemoryTaskStore } from "@mcp-tasks/store-memory";
+import postgres from "postgres";
+import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_SECONDS = 1;
+const CONNECTIONS = 10;
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const EXT = "io.modelcontextprotocol/tasks";
+const MANY = 10_000_000;
+
+function ensureWrk() {
+  if (spawnSync("wrk", ["--version"]).error === undefined) return;
+  console.log("wrk not found: installing the Debian package (apt-get install -y wrk)");
+  const sudo = process.getuid?.() === 0 ? [] : ["sudo", "-n"];
+  const [cmd, ...args] = [...sudo, "apt-get", "install", "-y", "wrk"];
+  const done = spawnSync(cmd, args, { stdio: "inherit" });
+  if (done.status !== 0 || spawnSync("wrk", ["--version"]).error !== undefined) {
+    console.error("wrk is required: apt-get install -y wrk");
+    process.exit(2);
+  }
+}
+
+/** The bare baseline: read the body, JSON.parse it, answer a ~400-byte JSON-RPC result. */
+function startBareEcho() {
+  const result = {
+    taskId: "0b7f3c1e-6a52-4c39-9a59-2f0d7c7d8e11",
+    status: "working",
+    statusMessage: "Computing job for 600s",
+    createdAt: "2026-12-01T10:00:00.000Z",
+    lastUpdatedAt: "2026-12-01T10:00:00.000Z",
+    ttlMs: 3600000,
+    pollIntervalMs: 500,
+    resultType: "complete",
+    _meta: { "io.modelcontextprotocol/related": { note: "padding to a realistic size......" } },
+  };
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      let id = null;
+      try {
+        id = JSON.parse(Buffer.concat(chunks).toString("utf8")).id ?? null;
+      } catch {}
+      const body = JSON.stringify({ jsonrpc: "2.0", id, result });
+      res.writeHead(200, {
+        "Content-Type": "application/json",
+        "Content-Length": Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}/mcp`,
+        stop: () => new Promise((r) => server.close(() => r())),
+        server,
+      });
+    });
+  });
+}
+
+function modernHeaders(method, name) {
+  return {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+    ...(name !== undefined && { "mcp-name": name }),
+  };
+}
+
+function modernBody(method, params, id = 1) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } },
+        "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1.0.0" },
+      },
+    },
+  };
+}
+
+async function post(url, headers, body) {
+  const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  const text = await response.text();
+  const data = text.split("\n").find((line) => line.startsWith("data:"));
+  const parsed = data ? JSON.parse(data.slice(5)) : text ? JSON.parse(text) : undefined;
+  return { response, body: parsed };
+}
+
+/** A demo server on 127.0.0.1 with one running task, and the requests to drive. */
+async function startDemo(store, { legacy = false } = {}) {
+  const app = createDemoApp({
+    store,
+    resolver: anonymousResolver,
+    tools: demoTools(),
+    ...(legacy && { legacy: createLegacyHandler }),
+    onError: () => {},
+  });
+  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const created = await post(
+    running.url,
+    modernHeaders("tools/call", "slow_compute"),
+    modernBody("tools/call", { name: "slow_compute", arguments: { seconds: 600 } }),
+  );
+  const taskId = created.body?.result?.taskId;
+  if (typeof taskId !== "string") throw new Error(`no task: ${JSON.stringify(created.body)}`);
+  const get = {
+    headers: modernHeaders("tasks/get", taskId),
+    body: modernBody("tasks/get", { taskId }),
+  };
+  const checked = await post(running.url, get.headers, get.body);
+  if (checked.body?.result?.status !== "working") {
+    throw new Error(`tasks/get: ${JSON.stringify(checked.body)}`);
+  }
+  const call = {
+    headers: modernHeaders("tools/call", "slow_compute"),
+    body: modernBody("tools/call", { name: "slow_compute", arguments: { seconds: 0 } }),
+  };
+  return { running, get, call };
+}
+
+/** A 2025-11-25 session on `url` with one running task: the `tasks/get` to drive. */
+async function legacySession(url) {
+  const base = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  const init = await post(url, base, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: { tasks: {} },
+      clientInfo: { name: "bench-legacy", version: "1" },
+    },
+  });
+  const session = init.response.headers.get("mcp-session-id");
+  if (!session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
+  const headers = { ...base, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
+  await fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  });
+  const created = await post(url, headers, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "slow_compute", arguments: { seconds: 600 }, task: { ttl: 3_600_000 } },
+  });
+  const taskId = created.body?.result?.task?.taskId;
+  if (typeof taskId !== "string") throw new Error(`no legacy task: ${JSON.stringify(created)}`);
+  const body = { jsonrpc: "2.0", id: 3, method: "tasks/get", params: { taskId } };
+  const checked = await post(url, headers, body);
+  if (checked.body?.result?.status !== "working") {
+    throw new Error(`legacy tasks/get: ${JSON.stringify(checked.body)}`);
+  }
+  return { headers, body };
+}
+
+const workDir = mkdtempSync(join(tmpdir(), "mcp-tasks-http-bench-"));
+
+function luaScript(name, { headers, body }) {
+  const lines = ['wrk.method = "POST"', `wrk.body = [==[${JSON.stringify(body)}]==]`];
+  for (const [key, value] of Object.entries(headers)) {
+    lines.push(`wrk.headers[ [==[${key}]==] ] = [==[${value}]==]`);
+  }
+  const file = join(workDir, `${name}.lua`);
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+function toMs(value) {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(value);
+  if (!match) return Number.NaN;
+  const n = Number(match[1]);
+  return { us: n / 1000, ms: n, s: n * 1000, m: n * 60_000 }[match[2]];
+}
+
+/** One bounded wrk run; also samples this process's CPU (where every server runs). */
+function runWrk(url, script, seconds) {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      "wrk",
+      ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      out += chunk;
+    });
+    const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 10) * 1000);
+    child.on("error", reject);
+    child.on("close", () => {
+      clearTimeout(killer);
+      const cpu = process.cpuUsage(cpuBefore);
+      const wallMs = performance.now() - started;
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+      const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
+      const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
+      const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+      const errors = /Socket errors:.*/.exec(out)?.[0];
+      if (!Number.isFinite(rps)) reject(new Error(`wrk output not understood:\n${out}`));
+      else
+        resolve({ rps, p50, p99, bad, errors, serverCpu: (cpu.user + cpu.system) / 1000 / wallMs });
+    });
+  });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+
+async function openPostgres() {
+  const schema = `bench_http_${process.pid}_${Date.now().toString(36)}`;
+  try {
+    await migrate(DATABASE_URL, { schema });
+    const store = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      maxTasks: MANY,
+      maxTasksPerOwner: MANY,
+    });
+    return {
+      store,
+      async drop() {
+        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+        try {
+          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        } finally {
+          await sql.end();
+        }
+      },
+    };
+  } catch (error) {
+    console.log(`PostgreSQL unavailable (${error?.message ?? error}): its rows are skipped`);
+    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    await sql.end().catch(() => {});
+    return undefined;
+  }
+}
+
+async function main() {
+  ensureWrk();
+  const wrkVersion = spawnSync("wrk", ["--version"]).stdout.toString().split("\n")[0].trim();
+  const bare = await startBareEcho();
+  const memory = await startDemo(
+    new MemoryTaskStore({ sweepIntervalMs: 0, maxTasks: MANY, maxTasksPerOwner: MANY }),
+    { legacy: true },
+  );
+  const legacyGet = await legacySession(memory.running.url);
+  const pg = await openPostgres();
+  const pgDemo = pg ? await startDemo(pg.store) : undefined;
+
+  const scenarios = [
+    { key: "bare", label: "bare node:http echo", url: bare.url, req: memory.get },
+    {
+      key: "mem-get",
+      label: "2026 tasks/get, memory",
+      url: memory.running.url,
+      req: memory.get,
+      target: 0.5,
+    },
+    ...(pgDemo
+      ? [
+          {
+            key: "pg-get",
+            label: "2026 tasks/get, PostgreSQL",
+            url: pgDemo.running.url,
+            req: pgDemo.get,
+            target: 0.25,
+          },
+        ]
+      : []),
+    {
+      key: "legacy-get",
+      label: "2025-11-25 tasks/get in a session, memory",
+      url: memory.running.url,
+      req: legacyGet,
+      target: 0.3,
+    },
+    {
+      key: "mem-call",
+      label: "2026 task-creating tools/call, memory",
+      url: memory.running.url,
+      req: memory.call,
+    },
+    ...(pgDemo
+      ? [
+          {
+            key: "pg-call",
+            label: "2026 task-creating tools/call, PostgreSQL",
+            url: pgDemo.running.url,
+            req: pgDemo.call,
+          },
+        ]
+      : []),
+  ];
+  for (const s of scenarios) {
+    s.script = luaScript(s.key, s.req);
+    s.runs = [];
+  }
+
+  try {
+    for (const s of scenarios) await runWrk(s.url, s.script, WARMUP_SECONDS);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of scenarios) {
+        const run = await runWrk(s.url, s.script, SECONDS);
+        s.runs.push(run);
+        if (run.bad > 0 || run.errors) {
+          console.log(`  ${s.key}: ${run.bad} non-2xx responses ${run.errors ?? ""}`);
+        }
+      }
+      console.log(`round ${round + 1}/${ROUNDS} done`);
+    }
+  } finally {
+    await memory.running.stop();
+    if (pgDemo) await pgDemo.running.stop();
+    await pg?.drop();
+    await bare.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+
+  const bareRuns = scenarios[0].runs;
+  console.log(
+    `\nwrk ${wrkVersion.replace(/^wrk\s*/, "")}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log(
+    "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | target |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  const cpuPerRequest = (run) => (run.serverCpu * 1e6) / run.rps;
+  const bareCost = median(bareRuns.map(cpuPerRequest));
+  const verdicts = [];
+  for (const s of scenarios) {
+    const ratios = s.runs.map((run, i) => run.rps / bareRuns[i].rps);
+    const ratio = median(ratios);
+    const target =
+      s.target === undefined ? "" : `≥ ${s.target}x: ${ratio >= s.target ? "met" : "NOT met"}`;
+    if (s.target !== undefined) verdicts.push(ratio >= s.target);
+    console.log(
+      `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(median(s.runs.map((r) => r.p50)), 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${target} |`,
+    );
+  }
+  const bareCpu = median(bareRuns.map((r) => r.serverCpu));
+  console.log(
+    `\nbare echo server CPU ${fmt(bareCpu * 100)} % of one core: ${bareCpu >= 0.85 ? "server-bound (the generator keeps up)" : "below one core: the generator may be the bottleneck"}`,
+  );
+  if (process.env.BENCH_STRICT === "1" && verdicts.includes(false)) process.exitCode = 1;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
