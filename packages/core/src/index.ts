@@ -41,7 +41,15 @@ export {
   owner,
   sameOwner,
 } from "./owner.js";
-export { isRpcError, RpcError, type RpcOutcome, toOutcome } from "./rpc.js";
+export {
+  type FailureMapping,
+  type FailureReporter,
+  failureMapping,
+  isRpcError,
+  RpcError,
+  type RpcOutcome,
+  toOutcome,
+} from "./rpc.js";
 export { RunStoppedError, TaskCancelledError, toJsonRpcError } from "./run.js";
 export type { RunWriter } from "./run-writer.js";
 export {

@@ -1,3 +1,5 @@
+import { clientViewOf, isTaskError, type TaskErrorCode } from "./errors.js";
+import { toJsonRpcError } from "./run.js";
 import type { JsonRpcErrorObject } from "./task.js";
 
 /**
@@ -52,4 +54,58 @@ export async function toOutcome<T>(
   } catch (error) {
     return { error: toError(error) };
   }
+}
+
+/** JSON-RPC's "Internal error": the code whose detail a client never sees. */
+const INTERNAL_ERROR = -32603;
+
+/** Told about failures whose detail clients do not get (an unreachable store, a bug). */
+export type FailureReporter = (error: unknown) => void;
+
+/** How one era answers failures; made by {@link failureMapping} from the era's code table. */
+export interface FailureMapping {
+  /** The era's JSON-RPC code for a core error code. */
+  codeOf(code: TaskErrorCode): number;
+  /**
+   * What a client is answered when serving its request failed: an {@link RpcError} as it
+   * is; a core `TaskError` with the era's code (for `-32603` ones, the client's view:
+   * `store_unavailable` says "retry" and its detail, which names the database, goes to
+   * `report`); anything else a bare `-32603 Internal error`, reported in full, so no stack,
+   * SQL or path reaches a client.
+   */
+  failure(error: unknown, report?: FailureReporter): JsonRpcErrorObject;
+  /**
+   * What a tool body threw while answering synchronously: our errors as in
+   * {@link FailureMapping.failure}, the tool's own JSON-RPC errors (an integer `code`) as
+   * they are.
+   */
+  toolFailure(error: unknown, report?: FailureReporter): JsonRpcErrorObject;
+}
+
+/**
+ * The one failure-to-wire policy of both era facades, over the era's own table from core's
+ * closed {@link TaskErrorCode} vocabulary to JSON-RPC codes (each era keeps its table, the
+ * one place where its codes are chosen).
+ */
+export function failureMapping(codes: Readonly<Record<TaskErrorCode, number>>): FailureMapping {
+  const failure = (error: unknown, report?: FailureReporter): JsonRpcErrorObject => {
+    if (error instanceof RpcError) return error.toJSON();
+    if (isTaskError(error)) {
+      const code = codes[error.code];
+      if (code !== INTERNAL_ERROR) return { code, message: error.message };
+      if (error.code === "store_unavailable") report?.(error);
+      const { message, data } = clientViewOf(error);
+      return { code, message, data };
+    }
+    report?.(error);
+    return { code: INTERNAL_ERROR, message: "Internal error" };
+  };
+  return {
+    codeOf: (code) => codes[code],
+    failure,
+    toolFailure: (error, report) =>
+      error instanceof RpcError || isTaskError(error)
+        ? failure(error, report)
+        : toJsonRpcError(error),
+  };
 }

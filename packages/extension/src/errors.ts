@@ -1,11 +1,4 @@
-import {
-  clientViewOf,
-  isTaskError,
-  type JsonRpcErrorObject,
-  RpcError,
-  type TaskErrorCode,
-  toJsonRpcError,
-} from "@mcp-tasks/core";
+import { failureMapping, RpcError, type TaskErrorCode } from "@mcp-tasks/core";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { TASKS_EXTENSION_ID } from "./constants.js";
 
@@ -45,37 +38,21 @@ const TASK_ERROR_TO_RPC: Readonly<Record<TaskErrorCode, number>> = Object.freeze
   lease_lost: RPC_ERROR.INTERNAL_ERROR,
 });
 
-/** Told about failures whose detail clients do not get (an unreachable store, a bug). */
-export type FailureReporter = (error: unknown) => void;
+const FAILURES = failureMapping(TASK_ERROR_TO_RPC);
 
 /**
- * Maps a failure of the task core or store to the JSON-RPC error object the client sees.
- * Anything that is neither an {@link RpcError} nor a core `TaskError` becomes a bare
- * `-32603 Internal error`, so no internal detail (stack, SQL, paths) leaks to clients;
- * `store_unavailable` becomes a plain "retry" message with `data.retryAfterMs` (its detail
- * names the database). Both go to `report` in full, for the server's log.
+ * Maps a failure of the task core or store to the JSON-RPC error object the client sees
+ * (core's one policy over this era's table): a core `TaskError` by the table above,
+ * anything unexpected a bare `-32603 Internal error`; `store_unavailable` becomes a plain
+ * "retry" message with `data.retryAfterMs`. Detail clients do not get goes to `report`.
  */
-export function taskFailureToRpc(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
-  if (error instanceof RpcError) return error.toJSON();
-  if (isTaskError(error)) {
-    const code = TASK_ERROR_TO_RPC[error.code];
-    if (code !== RPC_ERROR.INTERNAL_ERROR) return { code, message: error.message };
-    if (error.code === "store_unavailable") report?.(error);
-    const { message, data } = clientViewOf(error);
-    return { code, message, data };
-  }
-  report?.(error);
-  return { code: RPC_ERROR.INTERNAL_ERROR, message: "Internal error" };
-}
+export const taskFailureToRpc = FAILURES.failure;
 
 /**
  * Maps what a tool body threw while answering synchronously: store failures as in
  * {@link taskFailureToRpc}, the tool's own JSON-RPC errors (an integer `code`) as they are.
  */
-export function toolFailureToRpc(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
-  if (error instanceof RpcError || isTaskError(error)) return taskFailureToRpc(error, report);
-  return toJsonRpcError(error);
-}
+export const toolFailureToRpc = FAILURES.toolFailure;
 
 /** `-32021`: the request needs the tasks extension declared on this very request. */
 export function missingTasksExtension(detail: string): RpcError {

@@ -1,11 +1,10 @@
 import {
-  clientViewOf,
-  isTaskError,
+  type FailureReporter,
+  failureMapping,
   type JsonRpcErrorObject,
   RpcError,
   type TaskError,
   type TaskErrorCode,
-  toJsonRpcError,
 } from "@mcp-tasks/core";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { z } from "zod";
@@ -35,13 +34,12 @@ const CODE_OF: Readonly<Record<TaskErrorCode, number>> = Object.freeze({
   lease_lost: ProtocolErrorCode.InternalError,
 });
 
+const FAILURES = failureMapping(CODE_OF);
+
 /** The JSON-RPC code the 2025-11-25 facade uses for a core error code. */
 export function jsonRpcCodeOf(code: TaskErrorCode): number {
   return CODE_OF[code];
 }
-
-/** Told about failures whose detail clients do not get (an unreachable store, a bug). */
-export type FailureReporter = (error: unknown) => void;
 
 /**
  * A task error as a 2025-11-25 client sees it: the code from the table above; for the
@@ -49,33 +47,22 @@ export type FailureReporter = (error: unknown) => void;
  * the database: it goes to `report` instead, and the client is told to retry).
  */
 export function legacyTaskError(error: TaskError, report?: FailureReporter): JsonRpcErrorObject {
-  const code = jsonRpcCodeOf(error.code);
-  if (code !== ProtocolErrorCode.InternalError) return { code, message: error.message };
-  if (error.code === "store_unavailable") report?.(error);
-  const { message, data } = clientViewOf(error);
-  return { code, message, data };
+  return FAILURES.failure(error, report);
 }
 
 /**
- * What a 2025-11-25 client is answered when serving its request failed: our own
- * {@link RpcError}s unchanged, task errors by {@link legacyTaskError}, anything else
- * `-32603` without details (no stack, SQL or path reaches a client; `report` gets it).
+ * What a 2025-11-25 client is answered when serving its request failed (core's one policy
+ * over the table above): our own {@link RpcError}s unchanged, task errors by
+ * {@link legacyTaskError}, anything else `-32603` without details (no stack, SQL or path
+ * reaches a client; `report` gets it).
  */
-export function legacyFailure(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
-  if (error instanceof RpcError) return error.toJSON();
-  if (isTaskError(error)) return legacyTaskError(error, report);
-  report?.(error);
-  return { code: ProtocolErrorCode.InternalError, message: "Internal error" };
-}
+export const legacyFailure = FAILURES.failure;
 
 /**
  * What a tool body threw while answering synchronously: our errors as in
  * {@link legacyFailure}, the tool's own JSON-RPC errors (an integer `code`) as they are.
  */
-export function legacyToolFailure(error: unknown, report?: FailureReporter): JsonRpcErrorObject {
-  if (error instanceof RpcError || isTaskError(error)) return legacyFailure(error, report);
-  return toJsonRpcError(error);
-}
+export const legacyToolFailure = FAILURES.toolFailure;
 
 /** `-32602` for params that do not parse, naming every problem. */
 export function invalidParams(method: string, error: z.ZodError): RpcError {

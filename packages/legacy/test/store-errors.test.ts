@@ -1,35 +1,23 @@
-// How store refusals and outages reach a 2025-11-25 client: `store_full` names the quota it
-// hit (-32603, as in the 2026-07-28 era), and an unreachable store's detail (driver text,
-// the database's address) goes to `onError`, never to the client.
+// How store refusals and outages reach a 2025-11-25 client through this facade (the policy
+// itself, core's `failureMapping`, is tested in core): `store_full` names its quota, and an
+// unreachable store's detail goes to `onError`, never to the client.
 import {
   isRpcError,
-  owner,
   type RpcOutcome,
   STORE_RETRY_AFTER_MS,
   STORE_UNAVAILABLE_MESSAGE,
-  TaskRunner,
-  TaskService,
-  type ToolDefinition,
 } from "@mcp-tasks/core";
-import { taskErrors } from "@mcp-tasks/core/store";
 import { MemoryTaskStore, type MemoryTaskStoreOptions } from "@mcp-tasks/store-memory";
-import { afterEach, describe, expect, it } from "vitest";
-import { jsonRpcCodeOf, legacyFailure } from "../src/errors.js";
+import { afterEach, expect, it } from "vitest";
+import { jsonRpcCodeOf } from "../src/errors.js";
 import { LegacyTaskHandlers } from "../src/index.js";
 import { SdkTaskStore } from "../src/sdk-task-store.js";
+import { alice, bob, Gate, type Stack, stack } from "./fixtures.js";
 
-const ALICE = owner({ principalId: "alice", tenantId: "acme" });
-const BOB = owner({ principalId: "bob", tenantId: "acme" });
-
-/** A task tool that keeps its argument (a blob) and waits until it is cancelled. */
-const KEEP: ToolDefinition = {
-  name: "keep",
-  inputSchema: { type: "object", properties: { blob: { type: "string" } } },
-  taskMode: "always",
-  run: (_args, context) =>
-    new Promise((_resolve, reject) => {
-      context.signal.addEventListener("abort", () => reject(context.signal.reason));
-    }),
+const UNAVAILABLE = {
+  code: -32603,
+  message: STORE_UNAVAILABLE_MESSAGE,
+  data: { reason: "store_unavailable", retryAfterMs: STORE_RETRY_AFTER_MS },
 };
 
 function errorOf<T>(outcome: RpcOutcome<T>) {
@@ -37,129 +25,88 @@ function errorOf<T>(outcome: RpcOutcome<T>) {
   return outcome.error;
 }
 
-describe("store errors on the 2025-11-25 wire", () => {
-  const opened: { runner: TaskRunner; store: MemoryTaskStore }[] = [];
-
-  function open(options: MemoryTaskStoreOptions = {}) {
-    const store = new MemoryTaskStore({ sweepIntervalMs: 0, ...options });
-    const service = new TaskService({ store });
-    const runner = new TaskRunner({ service, onError: () => {} });
-    const reported: unknown[] = [];
-    const handlers = new LegacyTaskHandlers({
-      service,
-      runner,
-      tools: [KEEP],
-      onError: (error) => reported.push(error),
-    });
-    opened.push({ runner, store });
-    const call = (who = ALICE, blob = "") =>
-      handlers.callTool({ owner: who }, { name: "keep", arguments: { blob }, task: {} });
-    return { handlers, service, store, runner, reported, call };
+const opened: { s: Stack; store: MemoryTaskStore }[] = [];
+afterEach(async () => {
+  for (const { s, store } of opened.splice(0)) {
+    s.runner.abortAll();
+    await s.runner.drain();
+    await store.close();
   }
+});
 
-  afterEach(async () => {
-    for (const { runner, store } of opened.splice(0)) {
-      runner.abortAll();
-      await runner.drain();
-      await store.close();
-    }
-  });
-
-  it("maps store_full and store_unavailable to -32603 on purpose (not -32000)", () => {
-    expect(jsonRpcCodeOf("store_full")).toBe(-32603);
-    expect(jsonRpcCodeOf("store_unavailable")).toBe(-32603);
-  });
-
-  it("answers the byte quota with -32603, data.reason store_full, the quota and its limit", async () => {
-    const { call } = open({ maxBytesPerOwner: 1000 });
-    expect(isRpcError(await call(ALICE, "x".repeat(600)))).toBe(false);
-    const error = errorOf(await call(ALICE, "x".repeat(600)));
-    expect(error.code).toBe(-32603);
-    expect(error.data).toEqual({ reason: "store_full", quota: "maxBytesPerOwner", limit: 1000 });
-    expect(error.message).toContain("maxBytesPerOwner");
-    expect(isRpcError(await call(BOB, "x".repeat(600)))).toBe(false);
-  });
-
-  it("answers the count quotas the same way, each naming its quota", async () => {
-    const perOwner = open({ maxTasksPerOwner: 1 });
-    await perOwner.call();
-    expect(errorOf(await perOwner.call())).toMatchObject({
-      code: -32603,
-      data: { reason: "store_full", quota: "maxTasksPerOwner", limit: 1 },
-    });
-    const total = open({ maxTasks: 1 });
-    await total.call(ALICE);
-    expect(errorOf(await total.call(BOB))).toMatchObject({
-      code: -32603,
-      data: { reason: "store_full", quota: "maxTasks", limit: 1 },
-    });
-  });
-
-  it("tells the client to retry when the store is unavailable, and reports the detail", async () => {
-    const { handlers, store, runner, reported, call } = open();
-    const created = await call();
-    if (isRpcError(created)) throw new Error(created.error.message);
-    const taskId = (created.result as { task: { taskId: string } }).task.taskId;
-    // The run ends first, so that it does not retry its cancellation through the outage.
-    runner.abortAll();
-    await runner.drain();
-    await store.close();
-    const outcomes = [
-      await handlers.getTask({ owner: ALICE }, { taskId }),
-      await handlers.listTasks({ owner: ALICE }, {}),
-      await handlers.cancelTask({ owner: ALICE }, { taskId }),
-      await call(),
-    ];
-    for (const outcome of outcomes) {
-      expect(errorOf(outcome)).toEqual({
-        code: -32603,
-        message: STORE_UNAVAILABLE_MESSAGE,
-        data: { reason: "store_unavailable", retryAfterMs: STORE_RETRY_AFTER_MS },
-      });
-    }
-    expect(reported).toHaveLength(outcomes.length);
-    for (const error of reported) expect(String(error)).toContain("the memory store was closed");
-  });
-
-  it("never puts a driver's text or the database's address on the wire", () => {
-    const reported: unknown[] = [];
-    const cause = taskErrors.storeUnavailable(
-      "could not reach PostgreSQL (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5432)",
+/** Handlers over a fresh memory store; `call` starts a task whose text is `blob`. */
+function open(options: MemoryTaskStoreOptions = {}) {
+  const store = new MemoryTaskStore({ sweepIntervalMs: 0, ...options });
+  const s = stack(store);
+  s.gates.set("never", new Gate());
+  const reported: unknown[] = [];
+  const handlers = new LegacyTaskHandlers({ ...s, onError: (error) => reported.push(error) });
+  opened.push({ s, store });
+  const call = (who = alice, blob = "") =>
+    handlers.callTool(
+      { owner: who },
+      { name: "slow_echo", arguments: { text: blob, gate: "never" }, task: {} },
     );
-    const wire = legacyFailure(cause, (error) => reported.push(error));
-    expect(wire.code).toBe(-32603);
-    expect(JSON.stringify(wire)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|5432|PostgreSQL/);
-    expect(reported).toEqual([cause]);
-  });
-
-  it("the SDK drop-in store answers the same way, and reports the detail", async () => {
-    const { service, store, runner } = open({ maxTasksPerOwner: 1 });
-    const reported: unknown[] = [];
-    const sdkStore = new SdkTaskStore({
-      service,
-      ownerOf: () => ALICE,
-      onError: (error: unknown) => reported.push(error),
-    });
-    const request = { method: "tools/call", params: { name: "keep", arguments: {} } };
-    await sdkStore.createTask({ ttl: 60_000 }, 1, request as never, "s1");
-    await expect(
-      sdkStore.createTask({ ttl: 60_000 }, 2, request as never, "s1"),
-    ).rejects.toMatchObject({
-      code: -32603,
-      data: { reason: "store_full", quota: "maxTasksPerOwner", limit: 1 },
-    });
-    runner.abortAll();
-    await runner.drain();
+  /** Ends the runs (so none retries through the outage), then closes the store. */
+  const storeDown = async () => {
+    s.runner.abortAll();
+    await s.runner.drain();
     await store.close();
-    const down = await sdkStore.createTask({ ttl: 60_000 }, 3, request as never, "s1").then(
-      () => undefined,
-      (error: unknown) => error as { code: number; message: string; data: unknown },
-    );
-    expect(down).toMatchObject({
-      code: -32603,
-      message: STORE_UNAVAILABLE_MESSAGE,
-      data: { reason: "store_unavailable", retryAfterMs: STORE_RETRY_AFTER_MS },
-    });
-    expect(reported).toHaveLength(1);
+  };
+  return { handlers, service: s.service, reported, call, storeDown };
+}
+
+it("maps store_full and store_unavailable to -32603 on purpose (not -32000)", () => {
+  expect(jsonRpcCodeOf("store_full")).toBe(-32603);
+  expect(jsonRpcCodeOf("store_unavailable")).toBe(-32603);
+});
+
+it("answers a quota with -32603, data.reason store_full, the quota and its limit", async () => {
+  const { call } = open({ maxBytesPerOwner: 1000 });
+  expect(isRpcError(await call(alice, "x".repeat(600)))).toBe(false);
+  expect(errorOf(await call(alice, "x".repeat(600)))).toMatchObject({
+    code: -32603,
+    data: { reason: "store_full", quota: "maxBytesPerOwner", limit: 1000 },
   });
+  expect(isRpcError(await call(bob, "x".repeat(600)))).toBe(false);
+});
+
+it("tells the client to retry when the store is unavailable, and reports the detail", async () => {
+  const { handlers, reported, call, storeDown } = open();
+  const created = await call();
+  if (isRpcError(created)) throw new Error(created.error.message);
+  const taskId = (created.result as { task: { taskId: string } }).task.taskId;
+  await storeDown();
+  const outcomes = [
+    await handlers.getTask({ owner: alice }, { taskId }),
+    await handlers.listTasks({ owner: alice }, {}),
+    await handlers.cancelTask({ owner: alice }, { taskId }),
+    await call(),
+  ];
+  for (const outcome of outcomes) expect(errorOf(outcome)).toEqual(UNAVAILABLE);
+  expect(reported).toHaveLength(outcomes.length);
+  for (const error of reported) expect(String(error)).toContain("the memory store was closed");
+});
+
+it("the SDK drop-in store answers the same way, and reports the detail", async () => {
+  const { service, storeDown } = open({ maxTasksPerOwner: 1 });
+  const reported: unknown[] = [];
+  const sdkStore = new SdkTaskStore({
+    service,
+    ownerOf: () => alice,
+    onError: (error: unknown) => reported.push(error),
+  });
+  const request = { method: "tools/call", params: { name: "slow_echo", arguments: {} } };
+  await sdkStore.createTask({ ttl: 60_000 }, 1, request as never, "s1");
+  await expect(
+    sdkStore.createTask({ ttl: 60_000 }, 2, request as never, "s1"),
+  ).rejects.toMatchObject({
+    code: -32603,
+    data: { reason: "store_full", quota: "maxTasksPerOwner", limit: 1 },
+  });
+  await storeDown();
+  await expect(
+    sdkStore.createTask({ ttl: 60_000 }, 3, request as never, "s1"),
+  ).rejects.toMatchObject(UNAVAILABLE);
+  expect(reported).toHaveLength(1);
 });

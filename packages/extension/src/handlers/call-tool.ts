@@ -1,4 +1,5 @@
 import {
+  type FailureReporter,
   type InputRequest,
   isRpcError,
   RpcError,
@@ -10,7 +11,6 @@ import { checkArguments } from "../arguments.js";
 import { declaresTasksExtension } from "../capabilities.js";
 import { MODERN_PROTOCOL_VERSION } from "../constants.js";
 import {
-  type FailureReporter,
   invalidParams,
   missingTasksExtension,
   RPC_ERROR,

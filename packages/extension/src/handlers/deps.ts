@@ -1,6 +1,5 @@
-import type { TaskRunner, TaskService } from "@mcp-tasks/core";
+import type { FailureReporter, TaskRunner, TaskService } from "@mcp-tasks/core";
 import type { Tracer } from "@opentelemetry/api";
-import type { FailureReporter } from "../errors.js";
 import type { TasksTool } from "../tool.js";
 
 /** What every handler works on. */

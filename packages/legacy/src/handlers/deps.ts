@@ -1,8 +1,15 @@
-import type { Owner, TaskRunner, TaskService, ToolDefinition, TraceContext } from "@mcp-tasks/core";
+import type {
+  FailureReporter,
+  Owner,
+  TaskRunner,
+  TaskService,
+  ToolDefinition,
+  TraceContext,
+} from "@mcp-tasks/core";
 import type { Tracer } from "@opentelemetry/api";
 import type { z } from "zod";
 import type { DeliveryChannel } from "../delivery-channel.js";
-import { type FailureReporter, invalidParams } from "../errors.js";
+import { invalidParams } from "../errors.js";
 import type { InputRegistry } from "../input-registry.js";
 
 /** What every 2025-11-25 handler works on. */

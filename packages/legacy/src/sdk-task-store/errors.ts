@@ -1,8 +1,10 @@
 // The errors SdkTaskStore throws, shaped (a `code`, maybe `data`) so the SDK answers them
 // as the JSON-RPC errors its own handlers give for the same conditions.
+
+import type { FailureReporter } from "@mcp-tasks/core";
 import { isTaskError, type TaskRecord } from "@mcp-tasks/core";
 import type { Task } from "@modelcontextprotocol/sdk/types.js";
-import { type FailureReporter, legacyTaskError } from "../errors.js";
+import { legacyTaskError } from "../errors.js";
 import { legacyStatusOf } from "../projection.js";
 
 /** JSON-RPC codes the SDK's own handlers answer with for the same conditions. */
