@@ -136,7 +136,15 @@ describe("the packed packages, installed with npm outside the repository", () =>
     );
     writeFileSync(
       join(project, "extension-server.ts"),
-      readmeBlock(installedReadme("@mcp-tasks/extension"), "## Example", "ts"),
+      readmeBlock(installedReadme("@mcp-tasks/extension"), "## Example (`node:http`)", "ts"),
+    );
+    writeFileSync(
+      join(project, "extension-fetch-server.ts"),
+      readmeBlock(
+        installedReadme("@mcp-tasks/extension"),
+        "## Example (web-standard `fetch`)",
+        "ts",
+      ),
     );
     const common = {
       target: "ES2022",
@@ -152,7 +160,12 @@ describe("the packed packages, installed with npm outside the repository", () =>
     };
     for (const [name, compilerOptions] of Object.entries(configs)) {
       const file = `tsconfig.${name}.json`;
-      const files = ["consumer.ts", "legacy-server.ts", "extension-server.ts"];
+      const files = [
+        "consumer.ts",
+        "legacy-server.ts",
+        "extension-server.ts",
+        "extension-fetch-server.ts",
+      ];
       writeFileSync(join(project, file), JSON.stringify({ compilerOptions, files }, null, 2));
       await expect(
         run(process.execPath, [tsc, "-p", file], { cwd: project, env: env() }),
@@ -285,7 +298,7 @@ describe("the packed packages, installed with npm outside the repository", () =>
     const port = await freePort();
     writeFileSync(
       join(project, "extension-server.mjs"),
-      serverCopy(readmeBlock(readme, "## Example", "ts"), port),
+      serverCopy(readmeBlock(readme, "## Example (`node:http`)", "ts"), port),
     );
     const url = `http://127.0.0.1:${port}/mcp`;
     const server = await startServer(project, "extension-server.mjs", url, env());
