@@ -105,7 +105,9 @@ function describe(program, checker, source, withText) {
     if (entry.typeOnly && entry.hasValue) flags.push("type-only export");
     const declared = entry.declarations[0] && declarationName(entry.declarations[0]);
     if (declared !== undefined && declared !== entry.name) flags.push(`declared as ${declared}`);
-    const body = entry.declarations.map((d) => printDeclaration(d)).join("\n");
+    const body = entry.declarations
+      .map((d) => printDeclaration(d) + resolvedBoundHandlers(checker, d))
+      .join("\n");
     return `${entry.name}: ${flags.join(", ")}\n${indent(body)}`;
   });
 
@@ -201,6 +203,30 @@ function printDeclaration(node) {
   const text = printer.printNode(ts.EmitHint.Unspecified, printed, sourceFile);
   const suffix = ts.isVariableDeclaration(node) ? ";" : "";
   return prefix + text.replace(/^(export\s+)?(default\s+)?(declare\s+)?/, "") + suffix;
+}
+
+/**
+ * `BoundHandlers<typeof HANDLERS>` (core's `bindHandlers`) names its methods through a
+ * module-local table, so the declaration alone pins nothing: print the methods it resolves
+ * to, with their signatures.
+ */
+function resolvedBoundHandlers(checker, node) {
+  if (
+    !ts.isTypeAliasDeclaration(node) ||
+    !ts.isTypeReferenceNode(node.type) ||
+    node.type.typeName.getText() !== "BoundHandlers"
+  ) {
+    return "";
+  }
+  const type = checker.getTypeAtLocation(node.name);
+  const flags = ts.TypeFormatFlags.NoTruncation;
+  // Types the `.d.ts` does not import print as `import("/abs/path").Name`: keep the name.
+  const print = (t) => checker.typeToString(t, node, flags).replace(/import\("[^"]*"\)\./g, "");
+  const members = checker
+    .getPropertiesOfType(type)
+    .map((p) => `${p.name}: ${print(checker.getTypeOfSymbolAtLocation(p, node))};`)
+    .sort(byName);
+  return `\nresolves to {\n${indent(members.join("\n"))}\n}`;
 }
 
 function isPrivateMember(member) {

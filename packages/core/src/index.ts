@@ -25,6 +25,13 @@ export {
   type TaskErrorData,
 } from "./errors.js";
 export type { FollowOptions } from "./follow.js";
+export {
+  type BoundHandlers,
+  bindHandlers,
+  type FacadeDeps,
+  type FacadeOptions,
+  facadeDeps,
+} from "./handlers.js";
 export { createIdGenerator, type IdGenerator } from "./ids.js";
 export {
   type JanitorOptions,

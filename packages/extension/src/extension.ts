@@ -1,43 +1,52 @@
-import { type RpcOutcome, type TaskRunner, type TaskService, toolRegistry } from "@mcp-tasks/core";
-import { type Tracer, trace } from "@opentelemetry/api";
+import {
+  type BoundHandlers,
+  bindHandlers,
+  type FacadeOptions,
+  facadeDeps,
+  type RpcOutcome,
+  type TaskRunner,
+  type TaskService,
+} from "@mcp-tasks/core";
 import { methodNotFound } from "./errors.js";
-import { type CallToolOutcome, callTool } from "./handlers/call-tool.js";
+import { callTool } from "./handlers/call-tool.js";
 import { cancelTask } from "./handlers/cancel-task.js";
 import type { HandlerDeps } from "./handlers/deps.js";
 import { getTask } from "./handlers/get-task.js";
 import { listTools } from "./handlers/list-tools.js";
-import {
-  authorizeTaskSubscription,
-  subscribeToTasks,
-  type TaskSubscription,
-  type TaskSubscriptionOptions,
-} from "./handlers/listen.js";
+import { authorizeTaskSubscription, subscribeToTasks } from "./handlers/listen.js";
 import { updateTask } from "./handlers/update-task.js";
 import type { TasksRequestContext } from "./request.js";
-import type { AckResult, GetTaskResult } from "./schemas.js";
-import type { TasksTool, WireTool } from "./tool.js";
+import type { TasksTool } from "./tool.js";
 
-/** Settings of a {@link TasksExtension}. */
-export interface TasksExtensionOptions {
-  /** The owner-checking task service. */
-  readonly service: TaskService;
-  /** Runs tools as tasks; must wrap the same service. */
-  readonly runner: TaskRunner;
-  /** The tools served, by unique name. */
-  readonly tools: readonly TasksTool[];
-  /**
-   * Told about failures whose detail clients do not get: an unreachable store (clients get
-   * "temporarily unavailable, retry" with `data.reason: "store_unavailable"`), unexpected
-   * errors (clients get `-32603 Internal error`). Default: `console.error`.
-   */
-  readonly onError?: (error: unknown) => void;
-  /**
-   * Where the poll spans (`tasks/get`) go; default the global provider's
-   * `@mcp-tasks/extension` tracer (a no-op until an OpenTelemetry SDK is installed). Task
-   * creation and runs are traced by the core (`TaskServiceOptions.tracer`).
-   */
-  readonly tracer?: Tracer;
-}
+/** Settings of a {@link TasksExtension}: core's facade settings over {@link TasksTool}s. */
+export interface TasksExtensionOptions extends FacadeOptions<TasksTool> {}
+
+/**
+ * Every method of this era, by its handler (`(deps, ctx, params) → outcome`, one per file
+ * under `handlers/`), bound to the extension's dependencies in its constructor.
+ */
+const HANDLERS = {
+  /** `tools/list`. */
+  listTools,
+  /** `tools/call`: a task, an ephemeral `input_required` round, or a plain result. */
+  callTool,
+  /** `tasks/get`. */
+  getTask,
+  /** `tasks/update`. */
+  updateTask,
+  /** `tasks/cancel`: cooperative. */
+  cancelTask,
+  /** Authorizes the `taskIds` of a `subscriptions/listen`, before acknowledging it. */
+  authorizeSubscription: authorizeTaskSubscription,
+  /** Creates the push side of an authorized subscription. */
+  subscription: subscribeToTasks,
+};
+
+/** The bound methods of a {@link TasksExtension}. */
+export type TasksExtensionMethods = BoundHandlers<typeof HANDLERS>;
+
+// The methods are assigned in the constructor (bindHandlers); this declares them.
+export interface TasksExtension extends TasksExtensionMethods {}
 
 /**
  * The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`) as transport-agnostic
@@ -48,24 +57,17 @@ export interface TasksExtensionOptions {
  * Bind it to an SDK server with {@link bindTasksExtension}; serve `taskIds` subscriptions
  * with {@link handleTaskListenRequest}.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class TasksExtension {
   readonly service: TaskService;
   readonly runner: TaskRunner;
   readonly #deps: HandlerDeps;
 
   constructor(options: TasksExtensionOptions) {
-    if (options.runner.service !== options.service) {
-      throw new TypeError("the runner must wrap the same TaskService");
-    }
-    const tools = toolRegistry(options.tools);
-    // Any node with the same tools can run a task: the runner finds them by name.
-    options.runner.register(options.tools);
+    this.#deps = facadeDeps(options, "@mcp-tasks/extension");
     this.service = options.service;
     this.runner = options.runner;
-    const onError =
-      options.onError ?? ((error: unknown) => console.error("tasks extension:", error));
-    const tracer = options.tracer ?? trace.getTracer("@mcp-tasks/extension");
-    this.#deps = { service: options.service, runner: options.runner, tools, onError, tracer };
+    Object.assign(this, bindHandlers(this.#deps, HANDLERS));
   }
 
   /** The tools, by name. */
@@ -73,46 +75,8 @@ export class TasksExtension {
     return this.#deps.tools;
   }
 
-  /** `tools/list`. */
-  listTools(): { tools: WireTool[] } {
-    return listTools(this.#deps);
-  }
-
-  /** `tools/call`: a task, an ephemeral `input_required` round, or a plain result. */
-  callTool(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<CallToolOutcome>> {
-    return callTool(this.#deps, ctx, params);
-  }
-
-  /** `tasks/get`. */
-  getTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<GetTaskResult>> {
-    return getTask(this.#deps, ctx, params);
-  }
-
-  /** `tasks/update`. */
-  updateTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<AckResult>> {
-    return updateTask(this.#deps, ctx, params);
-  }
-
-  /** `tasks/cancel`. */
-  cancelTask(ctx: TasksRequestContext, params: unknown): Promise<RpcOutcome<AckResult>> {
-    return cancelTask(this.#deps, ctx, params);
-  }
-
   /** `tasks/result` and `tasks/list` do not exist in this era: `-32601`. */
   removedMethod(method: "tasks/result" | "tasks/list"): RpcOutcome<never> {
     return { error: methodNotFound(method).toJSON() };
-  }
-
-  /** Authorizes the `taskIds` of a `subscriptions/listen`, before acknowledging it. */
-  authorizeSubscription(
-    ctx: TasksRequestContext,
-    params: unknown,
-  ): Promise<RpcOutcome<{ taskIds: string[] }>> {
-    return authorizeTaskSubscription(this.#deps, ctx, params);
-  }
-
-  /** Creates the push side of an authorized subscription. */
-  subscription(options: TaskSubscriptionOptions): TaskSubscription {
-    return subscribeToTasks(this.#deps, options);
   }
 }

@@ -24,7 +24,11 @@ export {
   SUBSCRIPTION_ID_META_KEY,
   TASKS_EXTENSION_ID,
 } from "./constants.js";
-export { TasksExtension, type TasksExtensionOptions } from "./extension.js";
+export {
+  TasksExtension,
+  type TasksExtensionMethods,
+  type TasksExtensionOptions,
+} from "./extension.js";
 export type {
   CallToolOutcome,
   InputRequiredToolResult,

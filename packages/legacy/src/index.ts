@@ -9,7 +9,11 @@ export type { DeliveryChannel, SideRequest } from "./delivery-channel.js";
 export { jsonRpcCodeOf } from "./errors.js";
 export type { LegacyCallToolResult } from "./handlers/call-tool.js";
 export type { LegacyRequestContext } from "./handlers/deps.js";
-export { LegacyTaskHandlers, type LegacyTaskHandlersOptions } from "./handlers.js";
+export {
+  LegacyTaskHandlers,
+  type LegacyTaskHandlersOptions,
+  type LegacyTaskMethods,
+} from "./handlers.js";
 export {
   createLegacyHandler,
   type LegacyDirectAnswer,

@@ -1,28 +1,13 @@
-import type {
-  FailureReporter,
-  Owner,
-  TaskRunner,
-  TaskService,
-  ToolDefinition,
-  TraceContext,
-} from "@mcp-tasks/core";
-import type { Tracer } from "@opentelemetry/api";
+import type { FacadeDeps, Owner, TraceContext } from "@mcp-tasks/core";
 import type { z } from "zod";
 import type { DeliveryChannel } from "../delivery-channel.js";
 import { invalidParams } from "../errors.js";
 import type { InputRegistry } from "../input-registry.js";
 
-/** What every 2025-11-25 handler works on. */
-export interface LegacyDeps {
-  readonly service: TaskService;
-  readonly runner: TaskRunner;
-  readonly tools: ReadonlyMap<string, ToolDefinition>;
+/** What every 2025-11-25 handler works on: core's facade dependencies, and the registry. */
+export interface LegacyDeps extends FacadeDeps {
   /** Who serves which task's input on this node. */
   readonly registry: InputRegistry;
-  /** Told about failures whose detail the client does not get (e.g. an unreachable store). */
-  readonly onError: FailureReporter;
-  /** Where the poll spans (`tasks/get`, `tasks/result`) go. */
-  readonly tracer: Tracer;
 }
 
 /** What a handler knows about the request it answers, independent of any transport. */
