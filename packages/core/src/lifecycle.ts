@@ -112,6 +112,36 @@ function copyRecord(t: TaskRecord): Mutable<TaskRecord> {
   };
 }
 
+type Execution = TaskRecord["execution"];
+
+/**
+ * A copy of an execution state with some fields changed. One literal with every field, for
+ * the same reason as {@link copyRecord}: a spread (`{ ...e, holder }`) gives V8 an object
+ * with most fields out of line, a second hidden class and a separate property array to
+ * allocate and copy.
+ */
+function copyExecution(e: Execution, change: Partial<Mutable<Execution>>): Execution {
+  return {
+    maxAttempts: e.maxAttempts,
+    backoffMs: e.backoffMs,
+    retryOnError: e.retryOnError,
+    deadlineMs: e.deadlineMs,
+    attempt: change.attempt ?? e.attempt,
+    holder: change.holder === undefined ? e.holder : change.holder,
+    fencingToken: change.fencingToken ?? e.fencingToken,
+    leaseExpiresAt: change.leaseExpiresAt === undefined ? e.leaseExpiresAt : change.leaseExpiresAt,
+    availableAt: change.availableAt === undefined ? e.availableAt : change.availableAt,
+  };
+}
+
+/** The execution state of a task that just finished: no run holds it, nothing is queued. */
+function releasedExecution(e: Execution): Execution {
+  // Records are immutable, so an execution that already says so is shared, not copied
+  // (a task finished by its creator, never claimed, keeps the one it was created with).
+  if (e.holder === null && e.leaseExpiresAt === null && e.availableAt === null) return e;
+  return copyExecution(e, { holder: null, leaseExpiresAt: null, availableAt: null });
+}
+
 /** Checks what a store is asked to create; throws `invalid_task`. Returns its policy. */
 export function validateNewTask(input: NewTask): ExecutionPolicy {
   if (typeof input.taskId !== "string" || input.taskId.length === 0 || input.taskId.length > 128) {
@@ -228,7 +258,7 @@ function terminal(
   next.expiresAt = expiryOnTerminal(task, now);
   // Nothing can answer a finished task's questions any more, and no run holds it.
   next.inputRequests = EMPTY;
-  next.execution = { ...task.execution, holder: null, leaseExpiresAt: null, availableAt: null };
+  next.execution = releasedExecution(task.execution);
   return next;
 }
 
@@ -429,14 +459,13 @@ export function claimTask(
 ): TaskRecord {
   const e = task.execution;
   const next = copyRecord(task);
-  next.execution = {
-    ...e,
+  next.execution = copyExecution(e, {
     attempt: e.attempt + 1,
     holder,
     fencingToken: e.fencingToken + 1,
     leaseExpiresAt: now + leaseMs,
     availableAt: null,
-  };
+  });
   return next;
 }
 
@@ -444,7 +473,7 @@ export function claimTask(
 export function renewTaskLease(task: TaskRecord, leaseMs: number, now: number): TaskRecord {
   const next = copyRecord(task);
   next.version = task.version;
-  next.execution = { ...task.execution, leaseExpiresAt: now + leaseMs };
+  next.execution = copyExecution(task.execution, { leaseExpiresAt: now + leaseMs });
   return next;
 }
 
@@ -492,13 +521,12 @@ export function requeueTask(task: TaskRecord, now: number, requeue: Requeue): Ta
   next.inputRequests = EMPTY;
   next.inputResponses = EMPTY;
   next.lastUpdatedAt = now;
-  next.execution = {
-    ...e,
+  next.execution = copyExecution(e, {
     attempt: requeue.countAttempt ? e.attempt : Math.max(0, e.attempt - 1),
     holder: null,
     leaseExpiresAt: null,
     availableAt: requeue.backoffMs > 0 ? now + requeue.backoffMs : null,
-  };
+  });
   return next;
 }
 

@@ -92,37 +92,46 @@ class AsyncMapStore {
   }
 }
 
+/** Our store's adapter, for this build's class or a baseline build's (`BENCH_BASELINE`). */
+const memoryAdapter = (Store) => () => {
+  const store = new Store({
+    maxTasks: 10_000_000,
+    maxTasksPerOwner: 10_000_000,
+    sweepIntervalMs: 60_000,
+  });
+  const ids = createIdGenerator();
+  return {
+    store,
+    create: (i) =>
+      store
+        .create(
+          {
+            taskId: ids(),
+            era: "2026-07-28",
+            request: REQUEST,
+            ttlMs: TTL_MS,
+            ttlAnchor: "creation",
+            pollIntervalMs: 1000,
+          },
+          scopes[i % OWNERS],
+        )
+        .then((t) => t.taskId),
+    get: (id, i) => store.get(id, scopes[i % OWNERS]),
+    update: (id, i) => store.setStatusMessage(id, scopes[i % OWNERS], "halfway"),
+    complete: (id, i) => store.complete(id, scopes[i % OWNERS], RESULT),
+    page: (o) => store.list(scopes[o], { limit: 10 }),
+    close: () => store.close(),
+  };
+};
+
+// BENCH_BASELINE=<path to another build's store-memory dist/index.js> adds that build,
+// interleaved with this one, for before/after comparisons in one process.
+const BASELINE = process.env.BENCH_BASELINE;
+const BASELINE_NAME = "mcp-tasks (baseline)";
+
 const adapters = {
-  "mcp-tasks": () => {
-    const store = new MemoryTaskStore({
-      maxTasks: 10_000_000,
-      maxTasksPerOwner: 10_000_000,
-      sweepIntervalMs: 60_000,
-    });
-    const ids = createIdGenerator();
-    return {
-      store,
-      create: (i) =>
-        store
-          .create(
-            {
-              taskId: ids(),
-              era: "2026-07-28",
-              request: REQUEST,
-              ttlMs: TTL_MS,
-              ttlAnchor: "creation",
-              pollIntervalMs: 1000,
-            },
-            scopes[i % OWNERS],
-          )
-          .then((t) => t.taskId),
-      get: (id, i) => store.get(id, scopes[i % OWNERS]),
-      update: (id, i) => store.setStatusMessage(id, scopes[i % OWNERS], "halfway"),
-      complete: (id, i) => store.complete(id, scopes[i % OWNERS], RESULT),
-      page: (o) => store.list(scopes[o], { limit: 10 }),
-      close: () => store.close(),
-    };
-  },
+  "mcp-tasks": memoryAdapter(MemoryTaskStore),
+  ...(BASELINE ? { [BASELINE_NAME]: memoryAdapter((await import(BASELINE)).MemoryTaskStore) } : {}),
   "sdk InMemoryTaskStore": () => {
     const store = new InMemoryTaskStore();
     return {
@@ -274,6 +283,19 @@ for (const n of SIZES) {
     vsSdk[key] = paired("mcp-tasks", "sdk InMemoryTaskStore", key);
   }
   results[n] = { ...med, vsMap, vsSdk };
+  const ratioCell = (x) => `${ratio(x.median)} (${ratio(x.min)}–${ratio(x.max)})`;
+  if (BASELINE) {
+    console.log(`\n### ${n.toLocaleString("en-US")} live tasks: this build vs the baseline\n`);
+    console.log("| operation | this build / Map | baseline / Map | this build / baseline |");
+    console.log("|---|---:|---:|---:|");
+    for (const key of ["create", "get", "update", "complete", "page"]) {
+      const base = paired(BASELINE_NAME, "async Map (ceiling)", key);
+      const ours = paired("mcp-tasks", BASELINE_NAME, key);
+      console.log(
+        `| ${key} | ${ratioCell(vsMap[key])} | ${ratioCell(base)} | ${ratioCell(ours)} |`,
+      );
+    }
+  }
 
   const ours = med["mcp-tasks"];
   const sdk = med["sdk InMemoryTaskStore"];
@@ -281,7 +303,6 @@ for (const n of SIZES) {
   const opsCell = (c) =>
     `${fmtOps(c.opsPerSec)} (${fmtOps(c.range.min).replace("/s", "")}–${fmtOps(c.range.max)})`;
   const msCell = (c) => `${fmtMs(c.msPerOp)} (${fmtMs(c.msRange.min)}–${fmtMs(c.msRange.max)})`;
-  const ratioCell = (x) => `${ratio(x.median)} (${ratio(x.min)}–${ratio(x.max)})`;
   console.log(
     `\n### ${n.toLocaleString("en-US")} live tasks (median, min–max of ${REPEATS} interleaved repetitions)\n`,
   );
