@@ -8,6 +8,7 @@ import {
   type NodePostgresPool,
   nodePostgresExecutor,
 } from "./node-postgres.js";
+import { Reachability } from "./reachability.js";
 
 /**
  * A connection the application already has: a postgres.js client (`sql`), a node-postgres
@@ -77,7 +78,7 @@ export function resolveClient(client: unknown, what = "client"): ResolvedClient 
 export function executorFor(resolved: ResolvedClient): Executor {
   switch (resolved.driver) {
     case "postgres":
-      return postgresExecutor(resolved.sql);
+      return postgresExecutor(resolved.sql, new Reachability());
     case "pglite":
       return pgliteExecutor(resolved.db);
     case "pg-pool":

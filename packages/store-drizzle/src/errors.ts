@@ -1,5 +1,6 @@
 import { isTaskError, type TaskError } from "@mcp-tasks/core";
 import { taskErrors } from "@mcp-tasks/core/store";
+import { UNREACHABLE_CODE } from "./reachability.js";
 
 /** Node, postgres.js and node-postgres error codes that mean "the database cannot be reached". */
 const CONNECTION_CODES = new Set([
@@ -15,6 +16,8 @@ const CONNECTION_CODES = new Set([
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
+  // Ours: a statement gave up waiting for a connection while connects were being refused.
+  UNREACHABLE_CODE,
 ]);
 
 function codeOf(error: unknown): string {

@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { Sql } from "postgres";
+import type { Reachability } from "./reachability.js";
 
 /** A row as the drivers return it: column name → parsed value. */
 export type Row = Record<string, unknown>;
@@ -22,19 +23,26 @@ export interface Executor {
   ): Promise<T>;
 }
 
-/** An executor over a postgres.js client (a pool). */
-export function postgresExecutor(sql: Sql): Executor {
+/**
+ * An executor over a postgres.js client (a pool). Statements go through `reachability`, so
+ * they fail fast rather than queue for a connection while the server refuses connections.
+ */
+export function postgresExecutor(sql: Sql, reachability: Reachability): Executor {
   return {
     kind: "postgres",
     query: (text, params) =>
-      sql.unsafe(text, params as never[], { prepare: true }) as unknown as Promise<Row[]>,
+      reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
+        Row[]
+      >,
     transaction: (fn) =>
-      sql.begin((tx) =>
-        fn(
-          async (text) => {
-            await tx.unsafe(text);
-          },
-          (text, params) => tx.unsafe(text, params as never[]) as unknown as Promise<Row[]>,
+      reachability.run(() =>
+        sql.begin((tx) =>
+          fn(
+            async (text) => {
+              await tx.unsafe(text);
+            },
+            (text, params) => tx.unsafe(text, params as never[]) as unknown as Promise<Row[]>,
+          ),
         ),
       ) as never,
   };

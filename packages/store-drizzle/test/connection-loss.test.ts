@@ -174,3 +174,77 @@ describe("connection loss", () => {
     }
   });
 });
+
+describe("connection refused", () => {
+  const schema = freshSchemaName("r");
+  const relay = new Relay();
+  let store: DrizzleTaskStore;
+
+  beforeAll(async () => {
+    await migrate(DATABASE_URL, { schema });
+    await relay.start();
+    // The default operation timeout (10 s): a refused connection must not wait for it.
+    store = await createPostgresTaskStore({ url: relay.url(), schema, applicationName: schema });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await relay.stop();
+    await dropSchemas([schema]);
+  });
+
+  const task = (id: string) => ({
+    taskId: `${schema}-${id}`,
+    era: "2026-07-28" as const,
+    request: { toolName: "t", arguments: {} },
+    ttlMs: null,
+    ttlAnchor: "creation" as const,
+    pollIntervalMs: null,
+  });
+
+  it("answers store_unavailable promptly on every call while connects are refused, then recovers by itself", async () => {
+    const committed = await store.create(task("before"), SCOPE);
+    await relay.stop(); // open connections reset, new ones refused
+    // Enough calls one after another for the driver's reconnect backoff to grow past the
+    // operation timeout had it not been bounded; each must still fail in well under it.
+    const slowest = { ms: 0 };
+    for (let i = 0; i < 12; i++) {
+      const ms = await expectUnavailable(
+        i % 2 === 0 ? store.get(committed.taskId, SCOPE) : store.create(task(`during-${i}`), SCOPE),
+      );
+      slowest.ms = Math.max(slowest.ms, ms);
+    }
+    // A burst larger than the pool: calls queued behind refused connects fail fast too.
+    const started = Date.now();
+    const burst = await Promise.allSettled(
+      Array.from({ length: 64 }, () => store.get(committed.taskId, SCOPE)),
+    );
+    const burstMs = Date.now() - started;
+    for (const r of burst) {
+      expect(r.status).toBe("rejected");
+      const error = (r as PromiseRejectedResult).reason;
+      expect(isTaskError(error, "store_unavailable"), String(error)).toBe(true);
+    }
+    // Generous bounds (today's wait was the 10 s operation timeout), not a benchmark.
+    expect(slowest.ms).toBeLessThan(3_000);
+    expect(burstMs).toBeLessThan(3_000);
+
+    await relay.start(); // the same port: the database is back
+    let recovered: unknown;
+    const deadline = Date.now() + 10_000;
+    while (recovered === undefined && Date.now() < deadline) {
+      try {
+        recovered = await store.get(committed.taskId, SCOPE);
+      } catch (error) {
+        expect(isTaskError(error, "store_unavailable")).toBe(true);
+        await sleep(100);
+      }
+    }
+    expect(recovered).toEqual(committed);
+    // Nothing written while the database was away shows up afterwards.
+    const listed = await store.list(SCOPE, { limit: 100 });
+    expect(listed.tasks.map((t) => t.taskId)).toEqual([committed.taskId]);
+    const after = await store.create(task("after"), SCOPE);
+    expect((await store.get(after.taskId, SCOPE)).status).toBe("working");
+  }, 60_000);
+});
