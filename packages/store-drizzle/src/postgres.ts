@@ -2,6 +2,7 @@ import postgres, { type Sql } from "postgres";
 import { postgresExecutor } from "./executor.js";
 import { BatchedNotifier, postgresSubscribe } from "./feed.js";
 import { migrate } from "./migrate.js";
+import { connectBackoffSeconds, Reachability } from "./reachability.js";
 import { NOTIFY_BATCH } from "./statements.js";
 import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
@@ -17,6 +18,15 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
    * one by one, so they cannot share a WAL flush.
    */
   readonly poolSize?: number;
+  /**
+   * Connections of a second pool, opened with the main one, that serves only `get` (the
+   * poll); default 1, 0 for none (polls share the main pool). Concurrent polls are
+   * pipelined on it: one server process answers a burst of them back to back instead of
+   * one process each, which on a busy or small database host costs far less CPU and
+   * switching. Reads see every write that has returned (each returns after its commit), as
+   * on the main pool. Not used with `sql` (a client you own).
+   */
+  readonly readPoolSize?: number;
   /** Give up connecting after this many seconds; default 5. */
   readonly connectTimeoutSeconds?: number;
   /** `application_name` of the pool's connections (shown in pg_stat_activity); default `mcp-tasks`. */
@@ -41,9 +51,12 @@ export function postgresBackend(
   notifySql: Sql,
   release: () => Promise<void>,
   notifyIntervalMs = 5,
+  readSql?: Sql,
 ): StoreBackend {
+  const reachability = new Reachability();
   return {
-    executor: postgresExecutor(sql),
+    executor: postgresExecutor(sql, reachability),
+    ...(readSql !== undefined && { reads: postgresExecutor(readSql, reachability).query }),
     subscribe: postgresSubscribe(sql),
     sendNotifications: (channel, payloads) =>
       notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
@@ -62,8 +75,13 @@ export async function createPostgresTaskStore(
 ): Promise<DrizzleTaskStore> {
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
   const connectTimeout = options.connectTimeoutSeconds ?? 5;
+  const readPoolSize = options.readPoolSize ?? 1;
+  if (!Number.isSafeInteger(readPoolSize) || readPoolSize < 0) {
+    throw new TypeError(`readPoolSize must be a non-negative whole number, got ${readPoolSize}`);
+  }
   let sql: Sql;
   let notifySql: Sql;
+  let readSql: Sql | undefined;
   let owned: Sql[];
   if (options.sql !== undefined) {
     sql = options.sql;
@@ -79,6 +97,8 @@ export async function createPostgresTaskStore(
       // that is still down.
       fetch_types: false,
       connect_timeout: connectTimeout,
+      // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
+      backoff: connectBackoffSeconds,
       onnotice: () => {},
       connection: {
         application_name: options.applicationName ?? "mcp-tasks",
@@ -91,12 +111,30 @@ export async function createPostgresTaskStore(
       prepare: true,
       fetch_types: false,
       connect_timeout: connectTimeout,
+      // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
+      backoff: connectBackoffSeconds,
       onnotice: () => {},
       connection: {
         application_name: `${options.applicationName ?? "mcp-tasks"}-notify`,
       },
     });
     owned = [sql, notifySql];
+    if (readPoolSize > 0) {
+      readSql = postgres(options.url, {
+        max: readPoolSize,
+        prepare: true,
+        fetch_types: false,
+        connect_timeout: connectTimeout,
+        // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
+        backoff: connectBackoffSeconds,
+        onnotice: () => {},
+        connection: {
+          application_name: `${options.applicationName ?? "mcp-tasks"}-read`,
+          statement_timeout: timeoutMs,
+        },
+      });
+      owned.push(readSql);
+    }
   }
   const release = async () => {
     await Promise.all(owned.map((s) => s.end({ timeout: 2 })));
@@ -110,7 +148,7 @@ export async function createPostgresTaskStore(
     }
   }
   const store = new DrizzleTaskStore(
-    postgresBackend(sql, notifySql, release, options.notifyIntervalMs),
+    postgresBackend(sql, notifySql, release, options.notifyIntervalMs, readSql),
     options,
     "after-commit",
   );

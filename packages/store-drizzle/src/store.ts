@@ -40,7 +40,7 @@ import {
   WORKER_LOST_ERROR,
 } from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
-import type { Executor, Row } from "./executor.js";
+import type { Executor, Query, Row } from "./executor.js";
 import {
   type BatchedNotifier,
   packChanges,
@@ -93,6 +93,12 @@ export interface DrizzleTaskStoreOptions {
 /** What a driver-specific factory hands the store. */
 export interface StoreBackend {
   readonly executor: Executor;
+  /**
+   * Where `get` runs, when not on the executor: postgres.js's small read pool, on which
+   * concurrent polls are pipelined (see `readPoolSize`). Every write has returned only after
+   * its commit, so a read here sees it as the executor's connections do.
+   */
+  readonly reads?: Query;
   readonly subscribe: Subscribe;
   /** Sends payloads on the channel, one notification each (after-commit mode). */
   readonly sendNotifications: ((channel: string, payloads: string[]) => Promise<unknown>) | null;
@@ -169,6 +175,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly schema: string;
   readonly #backend: StoreBackend;
   readonly #exec: Executor;
+  readonly #reads: Query;
   readonly #clock: Clock | null;
   readonly #maxPageSize: number;
   readonly #maxTasks: number | null;
@@ -192,6 +199,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
     this.#backend = backend;
     this.#exec = backend.executor;
+    this.#reads = backend.reads ?? backend.executor.query;
     this.#clock = options.clock ?? null;
     this.#maxPageSize = Math.max(1, Math.floor(options.maxPageSize ?? 100));
     this.#maxTasks = checkBound(options.maxTasks, "maxTasks");
@@ -347,7 +355,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   }
 
   async get(taskId: string, scope: OwnerScope): Promise<TaskRecord> {
-    const rows = await this.#run("get", this.#sql.get, this.#byId(taskId, scope));
+    const rows = await this.#run("get", this.#sql.get, this.#byId(taskId, scope), this.#reads);
     if (rows[0] === undefined) throw taskErrors.notFound(taskId);
     return toRecord(rows[0]);
   }
@@ -739,7 +747,12 @@ export class DrizzleTaskStore implements TaskQueueStore {
     ];
   }
 
-  async #run(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
+  async #run(
+    operation: string,
+    text: string,
+    params: readonly unknown[],
+    query: Query = this.#exec.query,
+  ): Promise<Row[]> {
     if (this.#closed) throw taskErrors.storeUnavailable(`${operation}: the store was closed`);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -754,7 +767,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       );
     });
     try {
-      return await Promise.race([this.#exec.query(text, params), timeout]);
+      return await Promise.race([query(text, params), timeout]);
     } catch (error) {
       throw mapDriverError(error, operation);
     } finally {

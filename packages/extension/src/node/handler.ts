@@ -9,7 +9,6 @@ import {
   isJsonContentType,
   SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/server";
-import { createTasksServer } from "../binding.js";
 import { RPC_ERROR } from "../errors.js";
 import type { TasksExtension } from "../extension.js";
 import { answerTaskListen, matchTaskListen, SSE_HEADERS } from "../listen-stream.js";
@@ -17,6 +16,7 @@ import type { TasksRequestContext } from "../request.js";
 import { type JsonBody, readJsonBody } from "./body.js";
 import { RequestClassifier } from "./classify.js";
 import { type DirectTasksRequest, matchDirectTasksRequest } from "./direct-route.js";
+import { createQuietTasksServer } from "./quiet-server.js";
 import { webRequestFor, writeJson, writeWebResponse } from "./web-bridge.js";
 
 /** Settings of {@link createNodeTasksHandler}. */
@@ -104,7 +104,7 @@ export function createNodeTasksHandler(
   const classifier = new RequestClassifier();
   const sdk = createMcpHandler(
     (ctx) =>
-      createTasksServer(extension, {
+      createQuietTasksServer(extension, {
         owner: ownerOf(ctx.authInfo),
         serverInfo,
         ...(options.instructions !== undefined && { instructions: options.instructions }),
@@ -150,16 +150,13 @@ export function createNodeTasksHandler(
       writeJson(res, status, { jsonrpc: "2.0", id: direct.id, error: outcome.error });
       return;
     }
+    // The handlers return a fresh object: add the server's `_meta` in place (same key order
+    // as a spread, one object less per answer).
     const result = outcome.result;
     const meta = result._meta;
-    writeJson(res, 200, {
-      jsonrpc: "2.0",
-      id: direct.id,
-      result: {
-        ...result,
-        _meta: typeof meta === "object" && meta !== null ? { ...meta, ...resultMeta } : resultMeta,
-      },
-    });
+    result._meta =
+      typeof meta === "object" && meta !== null ? { ...meta, ...resultMeta } : resultMeta;
+    writeJson(res, 200, { jsonrpc: "2.0", id: direct.id, result });
   }
 
   async function serveListen(
