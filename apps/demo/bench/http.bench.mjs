@@ -3,7 +3,8 @@
 // round. Each ratio compares a scenario with the bare echo of the same round; the table
 // shows min / median / max over the rounds, so a noisy machine shows up as spread.
 //
-// Scenarios: 2026-07-28 `tasks/get` of one running task (memory store, PostgreSQL store),
+// Scenarios: 2026-07-28 `tasks/get` of one running task (memory store, PostgreSQL store, and
+// the PostgreSQL store with `readPoolSize: 0`, polls on the main pool, for comparison),
 // 2025-11-25 `tasks/get` in a session (memory store), and a task-creating `tools/call`
 // (memory, PostgreSQL). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
@@ -248,8 +249,11 @@ const median = (values) => {
 };
 const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-async function openPostgres() {
-  const schema = `bench_http_${process.pid}_${Date.now().toString(36)}`;
+let schemaCount = 0;
+
+async function openPostgres(storeOptions = {}) {
+  schemaCount += 1;
+  const schema = `bench_http_${process.pid}_${Date.now().toString(36)}_${schemaCount}`;
   try {
     await migrate(DATABASE_URL, { schema });
     const store = await createPostgresTaskStore({
@@ -257,6 +261,7 @@ async function openPostgres() {
       schema,
       maxTasks: MANY,
       maxTasksPerOwner: MANY,
+      ...storeOptions,
     });
     return {
       store,
@@ -289,6 +294,9 @@ async function main() {
   const legacyGet = await legacySession(memory.running.url);
   const pg = await openPostgres();
   const pgDemo = pg ? await startDemo(pg.store) : undefined;
+  // The same store with polls on the main pool (no read pool): what the read pool changes.
+  const pgShared = pg ? await openPostgres({ readPoolSize: 0 }) : undefined;
+  const pgSharedDemo = pgShared ? await startDemo(pgShared.store) : undefined;
 
   const scenarios = [
     { key: "bare", label: "bare node:http echo", url: bare.url, req: memory.get },
@@ -307,6 +315,12 @@ async function main() {
             url: pgDemo.running.url,
             req: pgDemo.get,
             target: 0.25,
+          },
+          {
+            key: "pg-get-shared",
+            label: "2026 tasks/get, PostgreSQL, readPoolSize 0 (polls on the main pool)",
+            url: pgSharedDemo.running.url,
+            req: pgSharedDemo.get,
           },
         ]
       : []),
@@ -354,7 +368,9 @@ async function main() {
   } finally {
     await memory.running.stop();
     if (pgDemo) await pgDemo.running.stop();
+    if (pgSharedDemo) await pgSharedDemo.running.stop();
     await pg?.drop();
+    await pgShared?.drop();
     await bare.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
