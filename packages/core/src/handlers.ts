@@ -1,8 +1,12 @@
 import { type Tracer, trace } from "@opentelemetry/api";
+import type { Owner } from "./owner.js";
 import type { FailureReporter } from "./rpc.js";
 import type { TaskRunner } from "./runner.js";
 import type { TaskService } from "./service.js";
+import type { TaskRecord } from "./task.js";
 import { type ToolDefinition, toolRegistry } from "./tool.js";
+import type { TraceContext } from "./trace-context.js";
+import { linkSpanToTask, setSpanError, startPollSpan } from "./tracing.js";
 
 /** What an era facade is built from: both facades take these settings. */
 export interface FacadeOptions<T extends ToolDefinition = ToolDefinition> {
@@ -89,4 +93,30 @@ export function bindHandlers<D, H extends Record<keyof H, (deps: D, ...args: nev
     bound[name] = (...args) => handler(deps, ...args);
   }
   return bound as BoundHandlers<H>;
+}
+
+/**
+ * A poll's read of one task (`tasks/get` of either era), in the poll's short span: a child
+ * of the request's own trace context (`incoming`), linked to the task's trace once read,
+ * marked failed when the read throws (a missing task, an unreachable store), ended either
+ * way. Answers the record, as `service.get` does.
+ */
+export async function pollTask(
+  deps: Pick<FacadeDeps, "service" | "tracer">,
+  method: string,
+  owner: Owner,
+  taskId: string,
+  incoming: TraceContext | null,
+): Promise<TaskRecord> {
+  const span = startPollSpan(deps.tracer, method, incoming);
+  try {
+    const task = await deps.service.get(owner, taskId);
+    linkSpanToTask(span, task);
+    return task;
+  } catch (error) {
+    setSpanError(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }

@@ -31,6 +31,7 @@ export {
   type FacadeDeps,
   type FacadeOptions,
   facadeDeps,
+  pollTask,
 } from "./handlers.js";
 export { createIdGenerator, type IdGenerator } from "./ids.js";
 export {

@@ -1,11 +1,4 @@
-import {
-  linkSpanToTask,
-  type RpcOutcome,
-  requestTraceContext,
-  setSpanError,
-  startPollSpan,
-  toOutcome,
-} from "@mcp-tasks/core";
+import { pollTask, type RpcOutcome, requestTraceContext, toOutcome } from "@mcp-tasks/core";
 import { taskFailureToRpc } from "../errors.js";
 import { toGetTaskResult } from "../projection.js";
 import type { TasksRequestContext } from "../request.js";
@@ -47,19 +40,9 @@ export function getTask(
 ): Promise<RpcOutcome<GetTaskResult>> {
   return toOutcome(
     async () => {
+      const { taskId } = guardTaskRequest("tasks/get", ctx, TASK_ID_PARAMS, params);
       const incoming = requestTraceContext(params, ctx.traceContext);
-      const span = startPollSpan(deps.tracer, "tasks/get", incoming);
-      try {
-        const { taskId } = guardTaskRequest("tasks/get", ctx, TASK_ID_PARAMS, params);
-        const task = await deps.service.get(ctx.owner, taskId);
-        linkSpanToTask(span, task);
-        return toGetTaskResult(task);
-      } catch (error) {
-        setSpanError(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
+      return toGetTaskResult(await pollTask(deps, "tasks/get", ctx.owner, taskId, incoming));
     },
     (error) => taskFailureToRpc(error, deps.onError),
   );

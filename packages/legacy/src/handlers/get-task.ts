@@ -1,11 +1,4 @@
-import {
-  linkSpanToTask,
-  type RpcOutcome,
-  requestTraceContext,
-  setSpanError,
-  startPollSpan,
-  toOutcome,
-} from "@mcp-tasks/core";
+import { pollTask, type RpcOutcome, requestTraceContext, toOutcome } from "@mcp-tasks/core";
 import { legacyFailure } from "../errors.js";
 import { toLegacyTask } from "../projection.js";
 import { type LegacyTask, TaskIdParamsSchema } from "../wire.js";
@@ -19,19 +12,9 @@ export function getTask(
 ): Promise<RpcOutcome<LegacyTask>> {
   return toOutcome(
     async () => {
+      const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/get");
       const incoming = requestTraceContext(params, ctx.traceContext);
-      const span = startPollSpan(deps.tracer, "tasks/get", incoming);
-      try {
-        const { taskId } = parseParams(TaskIdParamsSchema, params, "tasks/get");
-        const task = await deps.service.get(ctx.owner, taskId);
-        linkSpanToTask(span, task);
-        return toLegacyTask(task);
-      } catch (error) {
-        setSpanError(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
+      return toLegacyTask(await pollTask(deps, "tasks/get", ctx.owner, taskId, incoming));
     },
     (error) => legacyFailure(error, deps.onError),
   );
