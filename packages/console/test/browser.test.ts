@@ -4,6 +4,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openBrowser, rowIds, screenshot, signIn } from "./support/browser.js";
+import { COUNT_LOADS, OVERFLOWS_HORIZONTALLY, PHONE, row } from "./support/console-page.js";
 import { ADMIN_TOKEN, ALICE, BOB, type ConsoleFixture, startConsole } from "./support/server.js";
 
 let browser: Awaited<ReturnType<typeof openBrowser>>;
@@ -22,19 +23,13 @@ beforeEach(async () => {
   f = await startConsole();
   page = await browser.context.newPage();
   // Count page loads: a live update must not reload the page.
-  // (Browser-side code as text: the tests are type-checked without the DOM library.)
-  await page.addInitScript(
-    'window.loads = Number(sessionStorage.getItem("loads") || "0") + 1; sessionStorage.setItem("loads", String(window.loads));',
-  );
+  await page.addInitScript(COUNT_LOADS);
 });
 
 afterEach(async () => {
   await page?.close();
   await f?.close();
 });
-
-const row = (id: string, status?: string) =>
-  `#tasks tbody tr[data-task-id="${id}"]${status ? `[data-status="${status}"]` : ""}`;
 
 describe("console in Chromium", () => {
   it("alice signs in and sees her 3 tasks and none of bob's", async () => {
@@ -54,7 +49,9 @@ describe("console in Chromium", () => {
       "alice-token",
     );
     await screenshot(page, "alice-list");
-    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setViewportSize({ ...PHONE });
+    // Readable on a phone: no horizontal scrolling.
+    expect(await page.evaluate(OVERFLOWS_HORIZONTALLY)).toBe(false);
     await screenshot(page, "alice-list-phone");
   });
 

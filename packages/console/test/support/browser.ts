@@ -1,8 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+// Chromium through playwright-core. What the tests look for on the page is shared with the
+// Firefox tests in ./console-page.ts.
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { DESKTOP, screenshotPath } from "./console-page.js";
 
 /** Debian's Chromium (`.ci/run` installs it); `CHROMIUM_PATH` overrides. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -19,9 +21,6 @@ export const CHROMIUM_FLAGS = [
   "--disable-sync",
 ];
 
-/** Where the screenshots go (gitignored). */
-export const SCREENSHOTS = fileURLToPath(new URL("../../test-output/", import.meta.url));
-
 /** A headless Chromium with a fresh profile directory; `close()` removes it. */
 export async function openBrowser(): Promise<{
   context: BrowserContext;
@@ -32,7 +31,7 @@ export async function openBrowser(): Promise<{
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_FLAGS,
-    viewport: { width: 1280, height: 860 },
+    viewport: { ...DESKTOP },
   });
   return {
     context,
@@ -45,8 +44,7 @@ export async function openBrowser(): Promise<{
 
 /** Saves a full-page screenshot as `test-output/<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  const path = join(SCREENSHOTS, `${name}.png`);
+  const path = screenshotPath(name);
   await page.screenshot({ path, fullPage: true });
   return path;
 }
