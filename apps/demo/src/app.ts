@@ -123,26 +123,36 @@ function jsonRpcError(
 
 /**
  * The head of a node request as the web `Request` fields owner resolvers read (`headers`,
- * `method`, `url`), without copying the headers or building a `Request`.
+ * `method`, `url`), without copying the headers or building a `Request`. One small object
+ * per request (a class rather than closures); it is its own `headers` (`get`/`has` over the
+ * node request's already lower-cased headers).
  */
+class RequestHead {
+  readonly #req: IncomingMessage;
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+  }
+  get headers(): Headers {
+    return this as unknown as Headers;
+  }
+  get method(): string {
+    return this.#req.method ?? "GET";
+  }
+  get url(): string {
+    return `http://${this.#req.headers.host ?? "localhost"}${this.#req.url ?? "/"}`;
+  }
+  get(name: string): string | null {
+    const value = this.#req.headers[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+  has(name: string): boolean {
+    return this.#req.headers[name.toLowerCase()] !== undefined;
+  }
+}
+
 function requestHead(req: IncomingMessage): Pick<Request, "headers" | "method" | "url"> {
-  const headers = {
-    get(name: string): string | null {
-      const value = req.headers[name.toLowerCase()];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(", ") : value;
-    },
-    has(name: string): boolean {
-      return req.headers[name.toLowerCase()] !== undefined;
-    },
-  };
-  return {
-    headers: headers as unknown as Headers,
-    method: req.method ?? "GET",
-    get url() {
-      return `http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`;
-    },
-  };
+  return new RequestHead(req) as unknown as Pick<Request, "headers" | "method" | "url">;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

@@ -86,17 +86,28 @@ export function instrumentStore(
       op
     ];
     if (typeof method !== "function") continue;
-    wrapper[op] = async (...args: unknown[]) => {
+    // One `then` on the store's promise rather than an async function awaiting it: every
+    // poll passes through here, and the async wrapper cost a promise and a microtask more.
+    wrapper[op] = (...args: unknown[]): Promise<unknown> => {
       const started = clock();
-      let result: unknown;
+      let pending: unknown;
       try {
-        result = await method.apply(store, args);
+        pending = method.apply(store, args);
       } catch (error) {
+        // As an async method would: a synchronous throw becomes a rejection.
         tell(observer, op, (clock() - started) / 1000, { error }, undefined);
-        throw error;
+        return Promise.reject(error);
       }
-      tell(observer, op, (clock() - started) / 1000, null, { op, args, result } as StoreCall);
-      return result;
+      return Promise.resolve(pending).then(
+        (result) => {
+          tell(observer, op, (clock() - started) / 1000, null, { op, args, result } as StoreCall);
+          return result;
+        },
+        (error: unknown) => {
+          tell(observer, op, (clock() - started) / 1000, { error }, undefined);
+          throw error;
+        },
+      );
     };
   }
   return wrapper as unknown as TaskStore;

@@ -72,8 +72,14 @@ export interface RequestMetricsOptions {
  * {@link trafficSnapshot} and {@link get} are synchronous.
  */
 export class RequestMetrics {
-  readonly #counter: Counter<"era" | "client">;
-  readonly #counts = new Map<string, number>();
+  /**
+   * Per era, per client label: the count, so a request neither hashes labels in prom-client
+   * nor builds a key string; the counter is set from these at scrape time. Bounded like the
+   * labels themselves (`maxClients` names plus `other` and `unknown`, per era).
+   */
+  readonly #counts = new Map<Era, Map<string, ClientCount>>();
+  /** The same entries in the order they were first counted (the series order on scrape). */
+  readonly #entries: ClientCount[] = [];
   readonly #sessions = new Map<string, string>();
   readonly #clientNames = new Set<string>();
   readonly #history: { startMs: number; requests: Record<Era, number> }[] = [];
@@ -89,11 +95,18 @@ export class RequestMetrics {
     this.#bucketMs = options.bucketMs ?? 60_000;
     this.#maxBuckets = options.maxBuckets ?? 60;
     this.#now = options.now ?? Date.now;
-    this.#counter = new Counter({
+    const entries = this.#entries;
+    // Registered in `registry`; nothing else holds it.
+    new Counter({
       name: "mcp_requests_total",
       help: "MCP HTTP requests served, by protocol era and client name.",
       labelNames: ["era", "client"],
       registers: [options.registry],
+      // Counted in plain maps per request; published here, absolute, when scraped.
+      collect() {
+        this.reset();
+        for (const { era, client, requests } of entries) this.inc({ era, client }, requests);
+      },
     });
   }
 
@@ -104,9 +117,18 @@ export class RequestMetrics {
       if (this.#clientNames.size >= this.#maxClients) client = "other";
       else this.#clientNames.add(client);
     }
-    this.#counter.inc({ era, client });
-    const key = `${era}\u0000${client}`;
-    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    let perClient = this.#counts.get(era);
+    if (perClient === undefined) {
+      perClient = new Map();
+      this.#counts.set(era, perClient);
+    }
+    let entry = perClient.get(client);
+    if (entry === undefined) {
+      entry = { era, client, requests: 0 };
+      perClient.set(client, entry);
+      this.#entries.push(entry);
+    }
+    entry.requests += 1;
     this.#bucket(this.#now()).requests[era] += 1;
   }
 
@@ -131,7 +153,7 @@ export class RequestMetrics {
 
   /** The counter value for one era and client label. */
   get(era: Era, name: string): number {
-    return this.#counts.get(`${era}\u0000${name}`) ?? 0;
+    return this.#counts.get(era)?.get(name)?.requests ?? 0;
   }
 
   /** See {@link TrafficSnapshot}. */
@@ -139,8 +161,7 @@ export class RequestMetrics {
     const atMs = this.#now();
     const eras = zeroEras();
     const clients: { era: Era; client: string; requests: number }[] = [];
-    for (const [key, requests] of this.#counts) {
-      const [era, client] = key.split("\u0000") as [Era, string];
+    for (const { era, client, requests } of this.#entries) {
       eras[era] += requests;
       clients.push({ era, client, requests });
     }
@@ -172,6 +193,13 @@ export class RequestMetrics {
     }
     return out;
   }
+}
+
+/** One (era, client) label pair and its count. */
+interface ClientCount {
+  readonly era: Era;
+  readonly client: string;
+  requests: number;
 }
 
 function zeroEras(): Record<Era, number> {

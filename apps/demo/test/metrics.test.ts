@@ -361,8 +361,13 @@ describe.each(Object.keys(sharedStores) as (keyof typeof sharedStores)[])(
           expect((await pollTask(front.url, id, ALICE)).status).toBe("completed");
         }
         // The front hears of the worker's writes through the store's change feed.
-        const f = await scrapeUntil(front.url, (m) => m("mcp_tasks_queue_depth") === 0);
-        const w = (await scrape(worker.url)).samples;
+        // (The queue empties at the claims, the running gauge at the completions: wait for both.)
+        const settled = (
+          m: (name: string, labels?: Record<string, string>) => number | undefined,
+        ) =>
+          m("mcp_tasks_queue_depth") === 0 && m("mcp_tasks_running", { status: "working" }) === 0;
+        const f = await scrapeUntil(front.url, settled);
+        const w = await scrapeUntil(worker.url, settled);
         const tool = { tool: "generate_report" };
         const store = { store: shared.label };
         expect(sampleValue(f, "mcp_tasks_created_total", { era: "2026-07-28", ...tool })).toBe(2);
