@@ -34,6 +34,7 @@ export {
   pollTask,
 } from "./handlers.js";
 export { createIdGenerator, type IdGenerator } from "./ids.js";
+export { isoTime } from "./iso-time.js";
 export {
   type JanitorOptions,
   type JanitorSweep,

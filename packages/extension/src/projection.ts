@@ -1,11 +1,6 @@
-import type { JsonRpcErrorObject, TaskRecord } from "@mcp-tasks/core";
+import { isoTime, type JsonRpcErrorObject, type TaskRecord } from "@mcp-tasks/core";
 import { RELATED_TASK_META_KEY } from "./constants.js";
 import type { CreateTaskResult, DetailedTask, GetTaskResult, WireTask } from "./schemas.js";
-
-/** Epoch milliseconds as the ISO 8601 string the wire carries. */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
 
 /** The era-2 `Task` fields of a record (`ttlMs`/`pollIntervalMs`, ISO timestamps). */
 export function toWireTask(record: TaskRecord): WireTask {
@@ -92,14 +87,18 @@ export function toDetailedTask(record: TaskRecord): DetailedTask {
           error.data === undefined ? { code: error.code, message: error.message } : { ...error },
       };
     }
+    // `toWireTask` already carries the status: no copy.
     case "working":
-      return { ...task, status: "working" };
+      return task as DetailedTask;
     case "cancelled":
-      return { ...task, status: "cancelled" };
+      return task as DetailedTask;
   }
 }
 
 /** The `tasks/get` result. */
 export function toGetTaskResult(record: TaskRecord): GetTaskResult {
-  return { ...toDetailedTask(record), resultType: "complete" };
+  // `toDetailedTask` answers a fresh object: add the key in place (same order as a spread).
+  const result = toDetailedTask(record) as GetTaskResult;
+  result.resultType = "complete";
+  return result;
 }

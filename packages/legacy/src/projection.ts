@@ -1,4 +1,5 @@
 import {
+  isoTime,
   RpcError,
   type TaskMode,
   type TaskRecord,
@@ -84,8 +85,8 @@ export function toLegacyTask(record: TaskRecord): LegacyTask {
     taskId: record.taskId,
     status: legacyStatusOf(record),
     ...(statusMessage !== undefined && { statusMessage }),
-    createdAt: new Date(record.createdAt).toISOString(),
-    lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
+    createdAt: isoTime(record.createdAt),
+    lastUpdatedAt: isoTime(record.lastUpdatedAt),
     ttl: record.ttlMs,
     ...(record.pollIntervalMs !== null && { pollInterval: record.pollIntervalMs }),
   });
