@@ -89,50 +89,32 @@ export async function createPostgresTaskStore(
     owned = [];
   } else {
     if (options.url === undefined) throw new TypeError("createPostgresTaskStore needs url or sql");
-    sql = postgres(options.url, {
-      max: options.poolSize ?? 16,
-      prepare: true,
-      // The statements return no native arrays, and the type lookup postgres.js runs on
-      // every new connection rejects unhandled when a listener reconnects to a database
-      // that is still down.
-      fetch_types: false,
-      connect_timeout: connectTimeout,
-      // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
-      backoff: connectBackoffSeconds,
-      onnotice: () => {},
-      connection: {
-        application_name: options.applicationName ?? "mcp-tasks",
-        statement_timeout: timeoutMs,
-      },
-    });
-    // A connection of its own, so batches of notifications never wait for a pool slot.
-    notifySql = postgres(options.url, {
-      max: 1,
-      prepare: true,
-      fetch_types: false,
-      connect_timeout: connectTimeout,
-      // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
-      backoff: connectBackoffSeconds,
-      onnotice: () => {},
-      connection: {
-        application_name: `${options.applicationName ?? "mcp-tasks"}-notify`,
-      },
-    });
-    owned = [sql, notifySql];
-    if (readPoolSize > 0) {
-      readSql = postgres(options.url, {
-        max: readPoolSize,
+    const url = options.url;
+    const name = options.applicationName ?? "mcp-tasks";
+    /** One of the store's own pools; they differ only in size, name and statement timeout. */
+    const pool = (max: number, suffix: string, statementTimeout: boolean) =>
+      postgres(url, {
+        max,
         prepare: true,
+        // The statements return no native arrays, and the type lookup postgres.js runs on
+        // every new connection rejects unhandled when a listener reconnects to a database
+        // that is still down.
         fetch_types: false,
         connect_timeout: connectTimeout,
         // Retry refused connects within 0.2 s, not after postgres.js's pause that grows to 20 s.
         backoff: connectBackoffSeconds,
         onnotice: () => {},
         connection: {
-          application_name: `${options.applicationName ?? "mcp-tasks"}-read`,
-          statement_timeout: timeoutMs,
+          application_name: `${name}${suffix}`,
+          ...(statementTimeout && { statement_timeout: timeoutMs }),
         },
       });
+    sql = pool(options.poolSize ?? 16, "", true);
+    // A connection of its own, so batches of notifications never wait for a pool slot.
+    notifySql = pool(1, "-notify", false);
+    owned = [sql, notifySql];
+    if (readPoolSize > 0) {
+      readSql = pool(readPoolSize, "-read", true);
       owned.push(readSql);
     }
   }
