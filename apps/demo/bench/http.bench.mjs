@@ -22,13 +22,13 @@ import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
 import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 10;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const EXT = "io.modelcontextprotocol/tasks";
 const MANY = 10_000_000;
 
 function ensureWrk() {
@@ -83,40 +83,6 @@ function startBareEcho() {
   });
 }
 
-function modernHeaders(method, name) {
-  return {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": method,
-    ...(name !== undefined && { "mcp-name": name }),
-  };
-}
-
-function modernBody(method, params, id = 1) {
-  return {
-    jsonrpc: "2.0",
-    id,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } },
-        "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1.0.0" },
-      },
-    },
-  };
-}
-
-async function post(url, headers, body) {
-  const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  const data = text.split("\n").find((line) => line.startsWith("data:"));
-  const parsed = data ? JSON.parse(data.slice(5)) : text ? JSON.parse(text) : undefined;
-  return { response, body: parsed };
-}
-
 /** A demo server on 127.0.0.1 with one running task, and the requests to drive. */
 async function startDemo(store, { legacy = false } = {}) {
   const app = createDemoApp({
@@ -150,29 +116,8 @@ async function startDemo(store, { legacy = false } = {}) {
 }
 
 /** A 2025-11-25 session on `url` with one running task: the `tasks/get` to drive. */
-async function legacySession(url) {
-  const base = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const init = await post(url, base, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: { tasks: {} },
-      clientInfo: { name: "bench-legacy", version: "1" },
-    },
-  });
-  const session = init.response.headers.get("mcp-session-id");
-  if (!session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
-  const headers = { ...base, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
-  await fetch(url, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-  });
+async function legacyTaskGet(url) {
+  const headers = await legacySession(url, "bench-legacy");
   const created = await post(url, headers, {
     jsonrpc: "2.0",
     id: 2,
@@ -291,7 +236,7 @@ async function main() {
     new MemoryTaskStore({ sweepIntervalMs: 0, maxTasks: MANY, maxTasksPerOwner: MANY }),
     { legacy: true },
   );
-  const legacyGet = await legacySession(memory.running.url);
+  const legacyGet = await legacyTaskGet(memory.running.url);
   const pg = await openPostgres();
   const pgDemo = pg ? await startDemo(pg.store) : undefined;
   // The same store with polls on the main pool (no read pool): what the read pool changes.

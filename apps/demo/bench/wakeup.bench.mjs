@@ -22,12 +22,12 @@ import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
 import { anonymousResolver, createDemoApp, listen } from "../dist/index.js";
+import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 
 const SAMPLES = Number(process.env.BENCH_WAKEUP_SAMPLES ?? 100);
 const WARMUP = 10;
 const SAMPLE_CAP_MS = 10_000;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const EXT = "io.modelcontextprotocol/tasks";
 /** How long the bench lets a `tasks/result` reach B and block before A completes the task. */
 const BLOCK_SETTLE_MS = 30;
 
@@ -80,67 +80,6 @@ function withCap(promise, what) {
       );
     }),
   ]).finally(() => clearTimeout(timer));
-}
-
-function modernHeaders(method, name) {
-  return {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": method,
-    ...(name !== undefined && { "mcp-name": name }),
-  };
-}
-
-function modernBody(method, params, id = 1) {
-  return {
-    jsonrpc: "2.0",
-    id,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } },
-        "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1.0.0" },
-      },
-    },
-  };
-}
-
-async function post(url, headers, body) {
-  const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  const data = text.split("\n").find((line) => line.startsWith("data:"));
-  const parsed = data ? JSON.parse(data.slice(5)) : text ? JSON.parse(text) : undefined;
-  return { response, body: parsed };
-}
-
-/** A 2025-11-25 session on `url`: the headers of its requests. */
-async function legacySession(url) {
-  const base = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const init = await post(url, base, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: { tasks: {} },
-      clientInfo: { name: "bench-wakeup", version: "1" },
-    },
-  });
-  const session = init.response.headers.get("mcp-session-id");
-  if (!session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
-  const headers = { ...base, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
-  await fetch(url, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-  }).then((r) => r.text());
-  return headers;
 }
 
 async function startNode(store) {
@@ -231,8 +170,8 @@ async function measure(label, sample, a, b) {
 }
 
 async function scenario(name, a, b) {
-  a.legacy = await legacySession(a.url);
-  b.legacy = b === a ? a.legacy : await legacySession(b.url);
+  a.legacy = await legacySession(a.url, "bench-wakeup");
+  b.legacy = b === a ? a.legacy : await legacySession(b.url, "bench-wakeup");
   return [
     await measure(`${name}: blocked tasks/result wakes`, resultSample, a, b),
     await measure(`${name}: tasks/cancel reaches the handler`, cancelSample, a, b),
