@@ -3,7 +3,7 @@ import { rpcAnswer, violations } from "./helpers/fault-invariants.js";
 import { type PrivatePostgres, startPrivatePostgres } from "./helpers/private-postgres.js";
 import { type DemoProcess, killAll, startProcess } from "./helpers/process.js";
 import { sendRaw } from "./helpers/raw-http.js";
-import { WITH_EXT } from "./helpers/wire.js";
+import { modernRequest } from "./helpers/wire.js";
 
 /**
  * PostgreSQL restarted under a running node (issue #14 §3): a private server of this test's
@@ -19,43 +19,23 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 let nextId = 1;
 /** One 2026-07-28 request, bounded: headers within 15 s, the body within 15 s. */
-async function call(url: string, method: string, params: Record<string, unknown>, name?: string) {
+async function call(url: string, method: string, params: Record<string, unknown>) {
   const id = nextId++;
+  const { headers, body } = modernRequest(id, method, params, {
+    token: TOKEN,
+    clientName: "fault-pg",
+  });
   const outcome = await sendRaw(
     url,
-    {
-      method: "POST",
-      path: "/mcp",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        authorization: `Bearer ${TOKEN}`,
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(name !== undefined && { "mcp-name": name }),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": WITH_EXT,
-            "io.modelcontextprotocol/clientInfo": { name: "fault-pg", version: "1" },
-          },
-        },
-      }),
-    },
+    { method: "POST", path: "/mcp", headers, body: JSON.stringify(body) },
     { headersMs: 15_000, bodyMs: 15_000 },
   );
   return { outcome, ...rpcAnswer(outcome, id) };
 }
 
 const create = (url: string, seconds: number) =>
-  call(url, "tools/call", { name: "slow_compute", arguments: { seconds } }, "slow_compute");
-const get = (url: string, taskId: string) => call(url, "tasks/get", { taskId }, taskId);
+  call(url, "tools/call", { name: "slow_compute", arguments: { seconds } });
+const get = (url: string, taskId: string) => call(url, "tasks/get", { taskId });
 
 /** One 2025-11-25 request in `session` (or `initialize` without one), bounded like {@link call}. */
 async function legacy(url: string, session: string | undefined, method: string, params: unknown) {

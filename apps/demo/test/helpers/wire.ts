@@ -61,18 +61,22 @@ export function nameHeader(method: string, params: Record<string, unknown>): str
   return undefined;
 }
 
-/** Sends one 2026-07-28 request with the envelope and standard headers. */
-export async function rpc(
-  url: string,
+/** Who sends a 2026-07-28 request, and how. */
+export interface ModernRequestOptions {
+  token?: string;
+  capabilities?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** `clientInfo.name` in the envelope; default `wire-test`. */
+  clientName?: string;
+}
+
+/** A 2026-07-28 request: its standard headers and its body with the envelope. */
+export function modernRequest(
+  id: number,
   method: string,
   params: Record<string, unknown> = {},
-  options: {
-    token?: string;
-    capabilities?: Record<string, unknown>;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<WireResponse> {
-  const id = nextId++;
+  options: ModernRequestOptions = {},
+): { headers: Record<string, string>; body: Record<string, unknown> } {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -92,11 +96,26 @@ export async function rpc(
       _meta: {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? WITH_EXT,
-        "io.modelcontextprotocol/clientInfo": { name: "wire-test", version: "1.0.0" },
+        "io.modelcontextprotocol/clientInfo": {
+          name: options.clientName ?? "wire-test",
+          version: "1.0.0",
+        },
         ...(params._meta as Record<string, unknown> | undefined),
       },
     },
   };
+  return { headers, body };
+}
+
+/** Sends one 2026-07-28 request with the envelope and standard headers. */
+export async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: ModernRequestOptions = {},
+): Promise<WireResponse> {
+  const id = nextId++;
+  const { headers, body } = modernRequest(id, method, params, options);
   const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
   return readResponse(response, id);
 }
