@@ -5,6 +5,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/server";
 import { MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION_META_KEY } from "../constants.js";
+import { isPlainObject, single } from "./guards.js";
 
 type Classification = Extract<InboundClassificationOutcome, { kind: "modern" }>["classification"];
 
@@ -12,12 +13,17 @@ const REQUEST_KEYS: ReadonlySet<string> = new Set(["jsonrpc", "id", "method", "p
 /** Distinct envelopes remembered; clients send the same few, so this rarely fills. */
 const MAX_REMEMBERED = 512;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return typeof value === "string" ? value : undefined;
+/**
+ * A plain JSON-RPC request other than `initialize`: only `jsonrpc`, `id`, `method` and
+ * `params` keys, a string or safe-integer id; the shape both fast verdicts start from.
+ */
+function plainRequest(body: unknown): { method: string; params: unknown } | undefined {
+  if (!isPlainObject(body) || body.jsonrpc !== "2.0") return undefined;
+  for (const key in body) if (!REQUEST_KEYS.has(key)) return undefined;
+  const { id, method, params } = body;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  if (typeof method !== "string" || method === "initialize") return undefined;
+  return { method, params };
 }
 
 /**
@@ -58,12 +64,9 @@ export class RequestClassifier {
     versionHeader: string | undefined,
     methodHeader: string | undefined,
   ): InboundClassificationOutcome | undefined {
-    if (!isPlainObject(body) || body.jsonrpc !== "2.0") return undefined;
-    for (const key in body) if (!REQUEST_KEYS.has(key)) return undefined;
-    const { id, method, params } = body;
-    if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
-    if (typeof method !== "string" || method === "initialize") return undefined;
-    if (!isPlainObject(params)) return undefined;
+    const request = plainRequest(body);
+    if (request === undefined || !isPlainObject(request.params)) return undefined;
+    const { method, params } = request;
     const meta = params._meta;
     if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_PROTOCOL_VERSION) {
       return undefined;
@@ -100,11 +103,9 @@ function plainLegacy(
   body: unknown,
   versionHeader: string | undefined,
 ): InboundClassificationOutcome | undefined {
-  if (!isPlainObject(body) || body.jsonrpc !== "2.0") return undefined;
-  for (const key in body) if (!REQUEST_KEYS.has(key)) return undefined;
-  const { id, method, params } = body;
-  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
-  if (typeof method !== "string" || method === "initialize") return undefined;
+  const request = plainRequest(body);
+  if (request === undefined) return undefined;
+  const { params } = request;
   if (params !== undefined && (!isPlainObject(params) || "_meta" in params)) return undefined;
   if (versionHeader !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(versionHeader)) {
     return undefined;

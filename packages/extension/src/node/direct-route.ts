@@ -5,6 +5,7 @@ import {
   MODERN_PROTOCOL_VERSION,
   PROTOCOL_VERSION_META_KEY,
 } from "../constants.js";
+import { isPlainObject, single } from "./guards.js";
 
 /** The methods answered straight from the extension's handlers. */
 export type DirectTasksMethod = "tasks/get" | "tasks/update" | "tasks/cancel";
@@ -19,14 +20,6 @@ export interface DirectTasksRequest {
   readonly taskId: string;
   readonly params: Record<string, unknown>;
   readonly clientCapabilities: unknown;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
 
 /** `inputResponses` absent, or an object of objects: the shape every layer accepts alike. */
