@@ -7,10 +7,10 @@ import {
   TasksExtension,
 } from "@mcp-tasks/extension";
 import { LegacyTaskHandlers } from "@mcp-tasks/legacy";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "@mcp-tasks/store-drizzle";
+import type { DrizzleTaskStore } from "@mcp-tasks/store-drizzle";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_URL, dropSchema, schemaName } from "./helpers/process.js";
-import { PostgresRelay } from "./helpers/relay.js";
+import { PostgresRelay, storeBehindRelay } from "./helpers/relay.js";
 import { WITH_EXT } from "./helpers/wire.js";
 
 const alice = owner({ principalId: "alice", tenantId: "acme" });
@@ -70,15 +70,7 @@ describe("a store outage of a few seconds", () => {
   };
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
-    await relay.start();
-    store = await createPostgresTaskStore({
-      url: relay.url,
-      schema,
-      poolSize: 4,
-      operationTimeoutMs: 1500,
-      connectTimeoutSeconds: 2,
-    });
+    store = await storeBehindRelay(relay, DATABASE_URL, schema, 4);
   });
 
   afterAll(async () => {

@@ -3,12 +3,12 @@
 // data.reason "store_unavailable", data.retryAfterMs) whose detail (driver text, the
 // database's address) goes to the server's onError only; a full store names its quota.
 import { isTaskError, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE } from "@mcp-tasks/core";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "@mcp-tasks/store-drizzle";
+import type { DrizzleTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
 import { DATABASE_URL, dropSchema, schemaName } from "./helpers/process.js";
-import { PostgresRelay } from "./helpers/relay.js";
+import { PostgresRelay, storeBehindRelay } from "./helpers/relay.js";
 import { ALICE, startDualDemo } from "./helpers/server.js";
 import { legacyInitialize, readResponse, rpc } from "./helpers/wire.js";
 
@@ -64,15 +64,7 @@ describe("while PostgreSQL is unreachable (over HTTP, both eras)", () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
-    await relay.start();
-    store = await createPostgresTaskStore({
-      url: relay.url,
-      schema,
-      poolSize: 2,
-      operationTimeoutMs: 1500,
-      connectTimeoutSeconds: 2,
-    });
+    store = await storeBehindRelay(relay, DATABASE_URL, schema, 2);
     server = await startDualDemo({ store, onError: (error) => reported.push(error) });
   });
 

@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 
 /**
  * A TCP relay in front of the real PostgreSQL on 127.0.0.1, which a test can cut (every
@@ -48,4 +49,25 @@ export class PostgresRelay {
     this.#server = null;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/**
+ * A PostgreSQL store on a freshly migrated `schema` whose every connection goes through
+ * `relay` (started here), with short timeouts so that a cut shows within seconds.
+ */
+export async function storeBehindRelay(
+  relay: PostgresRelay,
+  databaseUrl: string,
+  schema: string,
+  poolSize: number,
+): Promise<DrizzleTaskStore> {
+  await migrate(databaseUrl, { schema });
+  await relay.start();
+  return createPostgresTaskStore({
+    url: relay.url,
+    schema,
+    poolSize,
+    operationTimeoutMs: 1500,
+    connectTimeoutSeconds: 2,
+  });
 }
