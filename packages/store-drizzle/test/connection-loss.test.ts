@@ -55,6 +55,18 @@ class Relay {
   }
 }
 
+/** A new task with id `taskId`, no ttl. */
+function newTask(taskId: string) {
+  return {
+    taskId,
+    era: "2026-07-28" as const,
+    request: { toolName: "t", arguments: {} },
+    ttlMs: null,
+    ttlAnchor: "creation" as const,
+    pollIntervalMs: null,
+  };
+}
+
 async function expectUnavailable(promise: Promise<unknown>): Promise<number> {
   const started = Date.now();
   try {
@@ -91,14 +103,7 @@ describe("connection loss", () => {
     await dropSchemas([schema]);
   });
 
-  const task = (id: string) => ({
-    taskId: `${schema}-${id}`,
-    era: "2026-07-28" as const,
-    request: { toolName: "t", arguments: {} },
-    ttlMs: null,
-    ttlAnchor: "creation" as const,
-    pollIntervalMs: null,
-  });
+  const task = (id: string) => newTask(`${schema}-${id}`);
 
   it("fails fast with store_unavailable while the database is gone, and recovers without losing a task", async () => {
     const committed = await store.create(task("before"), SCOPE);
@@ -193,14 +198,7 @@ describe("connection refused", () => {
     await dropSchemas([schema]);
   });
 
-  const task = (id: string) => ({
-    taskId: `${schema}-${id}`,
-    era: "2026-07-28" as const,
-    request: { toolName: "t", arguments: {} },
-    ttlMs: null,
-    ttlAnchor: "creation" as const,
-    pollIntervalMs: null,
-  });
+  const task = (id: string) => newTask(`${schema}-${id}`);
 
   it("answers store_unavailable promptly on every call while connects are refused, then recovers by itself", async () => {
     const committed = await store.create(task("before"), SCOPE);
