@@ -4,6 +4,7 @@ import {
   DEFAULT_EXECUTION_POLICY,
   type ExecutionPolicy,
   type Fence,
+  INTERNAL_ERROR_CODE,
   type InputRequest,
   type InputResponse,
   type JsonRpcErrorObject,
@@ -537,7 +538,7 @@ export function retryingMessage(reason: string, nextAttempt: number, maxAttempts
 
 /** The error a task fails with when its last run's worker was lost. */
 export const WORKER_LOST_ERROR: JsonRpcErrorObject = Object.freeze({
-  code: -32603,
+  code: INTERNAL_ERROR_CODE,
   message: "Worker lost: the node running this task stopped renewing its lease",
 });
 

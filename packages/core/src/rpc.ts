@@ -1,6 +1,6 @@
 import { clientViewOf, isTaskError, type TaskErrorCode } from "./errors.js";
 import { toJsonRpcError } from "./run.js";
-import type { JsonRpcErrorObject } from "./task.js";
+import { INTERNAL_ERROR_CODE, type JsonRpcErrorObject } from "./task.js";
 
 /**
  * A JSON-RPC error to answer a request with: the one error type of both era facades. Its
@@ -56,9 +56,6 @@ export async function toOutcome<T>(
   }
 }
 
-/** JSON-RPC's "Internal error": the code whose detail a client never sees. */
-const INTERNAL_ERROR = -32603;
-
 /** Told about failures whose detail clients do not get (an unreachable store, a bug). */
 export type FailureReporter = (error: unknown) => void;
 
@@ -92,13 +89,13 @@ export function failureMapping(codes: Readonly<Record<TaskErrorCode, number>>): 
     if (error instanceof RpcError) return error.toJSON();
     if (isTaskError(error)) {
       const code = codes[error.code];
-      if (code !== INTERNAL_ERROR) return { code, message: error.message };
+      if (code !== INTERNAL_ERROR_CODE) return { code, message: error.message };
       if (error.code === "store_unavailable") report?.(error);
       const { message, data } = clientViewOf(error);
       return { code, message, data };
     }
     report?.(error);
-    return { code: INTERNAL_ERROR, message: "Internal error" };
+    return { code: INTERNAL_ERROR_CODE, message: "Internal error" };
   };
   return {
     codeOf: (code) => codes[code],

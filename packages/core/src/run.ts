@@ -4,12 +4,13 @@ import { isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { RunWriter } from "./run-writer.js";
 import type { TaskService } from "./service.js";
-import type {
-  InputRequest,
-  InputResponse,
-  JsonRpcErrorObject,
-  TaskExecution,
-  TaskRecord,
+import {
+  INTERNAL_ERROR_CODE,
+  type InputRequest,
+  type InputResponse,
+  type JsonRpcErrorObject,
+  type TaskExecution,
+  type TaskRecord,
 } from "./task.js";
 import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
 import { TASK_SPAN_ATTRIBUTES, TASK_SPAN_NAMES, withRemoteParent } from "./tracing.js";
@@ -53,9 +54,12 @@ export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
     if (typeof code === "number" && Number.isInteger(code)) {
       return data === undefined ? { code, message: text } : { code, message: text, data };
     }
-    return { code: -32603, message: text };
+    return { code: INTERNAL_ERROR_CODE, message: text };
   }
-  return { code: -32603, message: typeof thrown === "string" ? thrown : "Internal error" };
+  return {
+    code: INTERNAL_ERROR_CODE,
+    message: typeof thrown === "string" ? thrown : "Internal error",
+  };
 }
 
 /** What a {@link Run} needs from the runner that owns it. */
@@ -310,7 +314,7 @@ export class Run {
         this.#attemptsLeft()
           ? writer.requeue(this.#retrying("the deadline was exceeded"))
           : writer.fail({
-              code: -32603,
+              code: INTERNAL_ERROR_CODE,
               message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
             }),
       );

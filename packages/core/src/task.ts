@@ -22,6 +22,13 @@ export interface TaskRequest {
   readonly arguments: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * JSON-RPC's "Internal error", the code of every failure the core itself decides (a lost
+ * worker, an overstayed deadline, a thrown error without a code of its own).
+ * @internal
+ */
+export const INTERNAL_ERROR_CODE = -32603;
+
 /** A JSON-RPC error object, as carried by a failed task. */
 export interface JsonRpcErrorObject {
   readonly code: number;

@@ -14,7 +14,13 @@ import { packageEntries, readExportNames } from "../../../scripts/api-surface.mj
  */
 // The runner's per-run machinery (built and driven by TaskRunner only) and the contract
 // suites' shared helpers.
-const MODULE_ONLY: readonly string[] = ["Run", "RunHost", "collectChanges", "expectTaskError"];
+const MODULE_ONLY: readonly string[] = [
+  "Run",
+  "RunHost",
+  "collectChanges",
+  "expectTaskError",
+  "INTERNAL_ERROR_CODE",
+];
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const src = join(packageDir, "src");
