@@ -150,9 +150,7 @@ export class Statements {
   readonly createRefusal: string;
   readonly get: string;
   readonly statusOf: string;
-  readonly complete: string;
-  readonly fail: string;
-  readonly markCancelled: string;
+  readonly settle: string;
   readonly requireInput: string;
   readonly setStatusMessage: string;
   readonly requestCancel: string;
@@ -250,33 +248,38 @@ export class Statements {
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
 
     // A fenced write of a running task (see FENCE); its own parameters from $7.
-    const update = (set: string, kind: TaskChangeKind, extraWhere = "", omit: string[] = []) =>
+    const update = (set: string, kind: TaskChangeKind, extraWhere = "") =>
       `UPDATE ${T} AS t
   SET ${set}, updated_at = n.now, version = t.version + 1
   FROM (SELECT ${nowOf("$4")} AS now) AS n
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE}${extraWhere}
-  RETURNING ${cols("t", omit)}${note("t", kind)}`;
+  RETURNING ${cols("t")}${note("t", kind)}`;
 
-    // Terminal transitions: $7 result, $8 error, $9 status message, $10 the outcome's payload
-    // bytes (never refused: a run's outcome is kept, and counted). No run holds the task any
-    // more: the lease ends with it.
-    const terminal = (status: string, extraSet = "") =>
-      update(
-        `status = '${status}', result = $7::text::jsonb, error = $8::text::jsonb, status_message = $9::text,
-    payload_bytes = t.payload_bytes + $10::bigint,
+    // Terminal transitions, many tasks in one statement (the store batches them; see
+    // write-batcher.ts): $1 now, $2 the outcomes as a JSON array of objects, each with `i`
+    // its position in the batch, `id`, `o` the scope's owner key, `u` whether the scope
+    // includes unowned tasks, `h` and `f` the fence's holder and token (or null), `s` the
+    // status, `r` result, `e` error, `m` status message, `b` the outcome's payload bytes (never
+    // refused: a run's outcome is kept, and counted). Each row has its own scope and fence;
+    // a row that does not apply returns nothing and the store asks why. No run holds the
+    // task any more: the lease ends with it. Cancelling implies the request: an immediate
+    // cancel records both in one write. The ids also reach the table as an array, so the
+    // rows are found through the primary key whatever the planner makes of the JSON.
+    this.settle = `UPDATE ${T} AS t
+  SET status = v.s, result = v.r, error = v.e, status_message = v.m,
+    payload_bytes = t.payload_bytes + v.b,
     expires_at = ${EXPIRY}, input_requests = '{}'::jsonb,
-    lease_holder = NULL, lease_expires_at = NULL, available_at = NULL${extraSet}`,
-        "status_changed",
-        "",
-        TERMINAL_KNOWN,
-      );
-    this.complete = terminal("completed");
-    this.fail = terminal("failed");
-    // Cancelling implies the request: an immediate cancel records both in one write.
-    this.markCancelled = terminal(
-      "cancelled",
-      ", cancel_requested_at = coalesce(t.cancel_requested_at, n.now)",
-    );
+    lease_holder = NULL, lease_expires_at = NULL, available_at = NULL,
+    cancel_requested_at = CASE WHEN v.s = 'cancelled' THEN coalesce(t.cancel_requested_at, n.now)
+      ELSE t.cancel_requested_at END,
+    updated_at = n.now, version = t.version + 1
+  FROM jsonb_to_recordset($2::text::jsonb)
+      AS v(i integer, id text, o text, u boolean, h text, f integer, s text, r jsonb, e jsonb, m text, b bigint),
+    (SELECT ${nowOf("$1")} AS now) AS n
+  WHERE t.id = ANY(ARRAY(SELECT x ->> 'id' FROM jsonb_array_elements($2::text::jsonb) AS x))
+    AND t.id = v.id AND (t.owner_key = v.o OR (v.u AND t.owner_key = ''))
+    AND t.status IN ${ACTIVE} AND (v.h IS NULL OR (t.lease_holder = v.h AND t.fencing_token = v.f))
+  RETURNING v.i, ${cols("t", TERMINAL_KNOWN)}${note("t", "status_changed")}`;
 
     // $7 requests (an object), $8 whether to set the message, $9 the message. Keys must be new
     // to the whole ledger: outstanding, received and answered keys are all refused.

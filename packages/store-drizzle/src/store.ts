@@ -15,7 +15,7 @@ import type {
   TaskStatus,
   Unsubscribe,
 } from "@mcp-tasks/core";
-import { extractTraceContext } from "@mcp-tasks/core";
+import { extractTraceContext, isTaskError } from "@mcp-tasks/core";
 import {
   ACTIVE_STATUSES,
   assertFence,
@@ -51,6 +51,7 @@ import {
 import { toRecord } from "./mapping.js";
 import { channelName, checkSchemaName, DEFAULT_SCHEMA, qualifiedTable } from "./names.js";
 import { type RetryTemplate, Statements } from "./statements.js";
+import { WriteBatcher } from "./write-batcher.js";
 
 /** How a store announces changes to other nodes; see the README. */
 export type NotifyMode = "after-commit" | "in-transaction";
@@ -191,6 +192,14 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #feed = new ChangeFeed();
   readonly #pending: TaskChange[] = [];
   readonly #notifier: BatchedNotifier<TaskChange> | null;
+  /** Terminal transitions of the same moment, one statement per batch. */
+  readonly #settles = new WriteBatcher<Settle, Row | undefined>(
+    (batch) => this.#sendSettles(batch),
+    {
+      // Sent again one by one only when the database answered (refused the batch).
+      isolate: (error) => !isTaskError(error, "store_unavailable"),
+    },
+  );
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
@@ -446,16 +455,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
     statusMessage: string | null = null,
   ): Promise<TaskRecord> {
     const text = toJson(result, "result");
-    return this.#transition(
-      "complete",
-      this.#sql.complete,
-      taskId,
-      scope,
-      "status_changed",
-      [text, null, statusMessage, utf8Length(text)],
-      undefined,
-      () => terminalKnown("completed", statusMessage, JSON.parse(text), null),
-    );
+    return this.#settle("complete", taskId, scope, {
+      status: "completed",
+      result: text,
+      error: null,
+      statusMessage,
+      bytes: utf8Length(text),
+    });
   }
 
   async fail(
@@ -465,17 +471,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     const text = toJson(error, "error");
-    const message = statusMessage === undefined ? (error?.message ?? null) : statusMessage;
-    return this.#transition(
-      "fail",
-      this.#sql.fail,
-      taskId,
-      scope,
-      "status_changed",
-      [null, text, message, utf8Length(text)],
-      undefined,
-      () => terminalKnown("failed", message, null, JSON.parse(text)),
-    );
+    return this.#settle("fail", taskId, scope, {
+      status: "failed",
+      result: null,
+      error: text,
+      statusMessage: statusMessage === undefined ? (error?.message ?? null) : statusMessage,
+      bytes: utf8Length(text),
+    });
   }
 
   async markCancelled(
@@ -483,16 +485,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     statusMessage: string | null = "The task was cancelled by request.",
   ): Promise<TaskRecord> {
-    return this.#transition(
-      "markCancelled",
-      this.#sql.markCancelled,
-      taskId,
-      scope,
-      "status_changed",
-      [null, null, statusMessage, 0],
-      undefined,
-      () => terminalKnown("cancelled", statusMessage, null, null),
-    );
+    return this.#settle("markCancelled", taskId, scope, {
+      status: "cancelled",
+      result: null,
+      error: null,
+      statusMessage,
+      bytes: 0,
+    });
   }
 
   async requireInput(
@@ -515,11 +514,10 @@ export class DrizzleTaskStore implements TaskQueueStore {
     }
     return this.#transition(
       "requireInput",
-      this.#sql.requireInput,
+      () => this.#writeOne("requireInput", this.#sql.requireInput, taskId, scope, params),
       taskId,
       scope,
       "input_requested",
-      params,
       (task) => assertFreshInputKeys(task, requests),
     );
   }
@@ -531,11 +529,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
   ): Promise<TaskRecord> {
     return this.#transition(
       "setStatusMessage",
-      this.#sql.setStatusMessage,
+      () =>
+        this.#writeOne("setStatusMessage", this.#sql.setStatusMessage, taskId, scope, [
+          statusMessage,
+        ]),
       taskId,
       scope,
       "status_message",
-      [statusMessage],
     );
   }
 
@@ -667,9 +667,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
-    return this.#transition("requeue", this.#sql.requeue, taskId, scope, "queued", [
-      statusMessage ?? null,
-    ]);
+    return this.#transition(
+      "requeue",
+      () => this.#writeOne("requeue", this.#sql.requeue, taskId, scope, [statusMessage ?? null]),
+      taskId,
+      scope,
+      "queued",
+    );
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
@@ -712,6 +716,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#feed.clear();
+    await this.#settles.idle();
     await this.#notifier?.close();
     const unlisten = this.#unlisten;
     this.#unlisten = null;
@@ -779,29 +784,78 @@ export class DrizzleTaskStore implements TaskQueueStore {
    * One conditional write; when it matches nothing, one read decides between
    * `not_found_or_unauthorized` and `invalid_transition` (or the intent's own check).
    */
+  /**
+   * A write that applies only from the states `intent` may start from (and only under its
+   * fence): on a miss the store reads the task to say why (not found, a terminal task, a
+   * lost lease), or, when the task is in a state the write accepts after all (it changed in
+   * between), tries again.
+   */
   async #transition(
+    intent: Intent,
+    write: () => Promise<Row | undefined>,
+    taskId: string,
+    scope: OwnerScope,
+    kind: TaskChangeKind,
+    check?: (task: TaskRecord) => void,
+  ): Promise<TaskRecord> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = await write();
+      if (row !== undefined) return this.#changed(toRecord(row), kind);
+      const task = await this.#explainMiss(taskId, scope, intent);
+      check?.(task);
+    }
+    throw taskErrors.storeUnavailable(`${intent} kept racing with concurrent writers; try again`);
+  }
+
+  /** One fenced statement of a run's write (see `Statements`): its row, if it applied. */
+  async #writeOne(
     intent: Intent,
     text: string,
     taskId: string,
     scope: OwnerScope,
-    kind: TaskChangeKind,
-    extra: unknown[],
-    check?: (task: TaskRecord) => void,
-    known?: () => Row,
+    extra: readonly unknown[],
+  ): Promise<Row | undefined> {
+    return (await this.#run(intent, text, [...this.#fenced(taskId, scope), ...extra]))[0];
+  }
+
+  /** A terminal transition, sent with the others of this moment in one statement. */
+  #settle(
+    intent: Intent,
+    taskId: string,
+    scope: OwnerScope,
+    outcome: Outcome,
   ): Promise<TaskRecord> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const rows = await this.#run(intent, text, [...this.#fenced(taskId, scope), ...extra]);
-      const row = rows[0];
-      if (row !== undefined) {
-        // Columns the statement wrote from its parameters do not come back; fill them in.
-        if (known !== undefined) Object.assign(row, known());
-        return this.#changed(toRecord(row), kind);
-      }
-      const task = await this.#explainMiss(taskId, scope, intent);
-      check?.(task);
-      // The task is in a state the write accepts: it changed in between; try again.
+    const entry: Settle = { intent, taskId: String(taskId), scope, outcome };
+    return this.#transition(
+      intent,
+      () => this.#settles.submit(entry),
+      taskId,
+      scope,
+      "status_changed",
+    );
+  }
+
+  /** Sends a batch of terminal transitions (see `Statements.settle`); rows in batch order. */
+  async #sendSettles(batch: readonly Settle[]): Promise<(Row | undefined)[]> {
+    const operation =
+      batch.length === 1 ? (batch[0] as Settle).intent : `settle (${batch.length} tasks)`;
+    const rows = await this.#run(operation, this.#sql.settle, [this.#now(), settleJson(batch)]);
+    const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
+    for (const row of rows) {
+      const { i, ...rest } = row;
+      const { outcome } = batch[i as number] as Settle;
+      // Columns the statement wrote from its parameters do not come back; fill them in.
+      byPosition[i as number] = Object.assign(
+        rest,
+        terminalKnown(
+          outcome.status,
+          outcome.statusMessage,
+          outcome.result === null ? null : JSON.parse(outcome.result),
+          outcome.error === null ? null : JSON.parse(outcome.error),
+        ),
+      );
     }
-    throw taskErrors.storeUnavailable(`${intent} kept racing with concurrent writers; try again`);
+    return byPosition;
   }
 
   /**
@@ -851,6 +905,37 @@ export class DrizzleTaskStore implements TaskQueueStore {
     if (this.#closed || payload.startsWith(this.#ownPrefix)) return;
     for (const change of unpackChanges(payload).changes) this.#deliver(change);
   }
+}
+
+/** How a run (or a cancel) ends a task: the columns of one `Statements.settle` row. */
+interface Outcome {
+  readonly status: "completed" | "failed" | "cancelled";
+  /** The result or the error as JSON text, or null. */
+  readonly result: string | null;
+  readonly error: string | null;
+  readonly statusMessage: string | null;
+  readonly bytes: number;
+}
+
+/** One terminal transition waiting for its batch. */
+interface Settle {
+  readonly intent: Intent;
+  readonly taskId: string;
+  readonly scope: OwnerScope;
+  readonly outcome: Outcome;
+}
+
+/**
+ * A batch as the JSON array `Statements.settle` reads. The result and error are JSON text
+ * already (checked by `toJson`), so they go in as they are instead of being parsed and
+ * serialised again.
+ */
+function settleJson(batch: readonly Settle[]): string {
+  const rows = batch.map(({ taskId, scope, outcome: o }, i) => {
+    const fence = scope.fence;
+    return `{"i":${i},"id":${JSON.stringify(taskId)},"o":${JSON.stringify(scope.ownerKey)},"u":${scope.includeUnowned},"h":${fence === undefined ? "null" : JSON.stringify(fence.holder)},"f":${fence === undefined ? "null" : fence.fencingToken},"s":"${o.status}","r":${o.result ?? "null"},"e":${o.error ?? "null"},"m":${JSON.stringify(o.statusMessage)},"b":${o.bytes}}`;
+  });
+  return `[${rows.join(",")}]`;
 }
 
 /** The columns a terminal transition wrote and does not return (see `TERMINAL_KNOWN`). */

@@ -220,6 +220,69 @@ for (const [name, open] of backends) {
       await rejectsWith(store.renewLease(free.taskId, ALICE, 1000), "invalid_task");
     });
 
+    it("terminal writes sent together each keep their own scope, fence and answer", async () => {
+      // Issued in one turn, these leave as one settle statement (see write-batcher.ts);
+      // every row must come out as if written alone.
+      const held = await Promise.all(
+        Array.from({ length: 7 }, () =>
+          store.create(newTask({ lease: { holder: "w1", durationMs: 5000 } }), ALICE),
+        ),
+      );
+      const [ok, failing, cancelled, stale, foreign, raced, done] = held as TaskRecord[];
+      const bobs = await store.create(newTask(), BOB);
+      const unfenced = await store.create(newTask(), ALICE);
+      await store.complete(done!.taskId, fenced(ALICE, done!), { before: true });
+      events.length = 0;
+      const outcomes = await Promise.allSettled([
+        store.complete(ok!.taskId, fenced(ALICE, ok!), { n: 1 }, "all good"),
+        store.fail(failing!.taskId, fenced(ALICE, failing!), { code: 7, message: "boom" }),
+        store.markCancelled(cancelled!.taskId, fenced(ALICE, cancelled!)),
+        store.complete(stale!.taskId, { ...ALICE, fence: { holder: "w1", fencingToken: 0 } }, {}),
+        store.complete(foreign!.taskId, fenced(BOB, foreign!), {}),
+        // Two endings of one task in the same batch: exactly one of them stands.
+        store.complete(raced!.taskId, fenced(ALICE, raced!), { first: true }),
+        store.markCancelled(raced!.taskId, ALICE),
+        store.complete(done!.taskId, fenced(ALICE, done!), { again: true }),
+        store.complete(bobs.taskId, ALICE, {}),
+        store.complete(unfenced.taskId, ALICE, { plain: "yes" }),
+      ]);
+      const value = (i: number) => (outcomes[i] as PromiseFulfilledResult<TaskRecord>).value;
+      const code = (i: number) => {
+        const o = outcomes[i] as PromiseSettledResult<TaskRecord>;
+        if (o.status === "fulfilled") return "fulfilled";
+        return ["lease_lost", "not_found_or_unauthorized", "invalid_transition"].find((c) =>
+          isTaskError(o.reason, c as never),
+        );
+      };
+      expect(value(0)).toMatchObject({ status: "completed", statusMessage: "all good" });
+      expect(value(0).outcome).toEqual({ kind: "result", result: { n: 1 } });
+      expect(value(1)).toMatchObject({ status: "failed", statusMessage: "boom" });
+      expect(value(1).outcome).toEqual({ kind: "error", error: { code: 7, message: "boom" } });
+      expect(value(2).status).toBe("cancelled");
+      expect(value(2).cancelRequestedAt).toBe(clock.now());
+      expect(code(3)).toBe("lease_lost");
+      expect(code(4)).toBe("not_found_or_unauthorized");
+      expect([code(5), code(6)].sort()).toEqual(["fulfilled", "invalid_transition"]);
+      expect(code(7)).toBe("invalid_transition");
+      expect(code(8)).toBe("not_found_or_unauthorized");
+      expect(value(9).outcome).toEqual({ kind: "result", result: { plain: "yes" } });
+      // What each caller got is what is stored, and the refused writes changed nothing.
+      for (const i of [0, 1, 2, 9])
+        expect(await store.get(value(i).taskId, ALICE)).toEqual(value(i));
+      expect(await store.get(stale!.taskId, ALICE)).toEqual(stale);
+      expect(await store.get(foreign!.taskId, ALICE)).toEqual(foreign);
+      expect(await store.get(bobs.taskId, BOB)).toEqual(bobs);
+      const winner = value(code(5) === "fulfilled" ? 5 : 6);
+      expect(await store.get(raced!.taskId, ALICE)).toEqual(winner);
+      expect((await store.get(done!.taskId, ALICE)).outcome).toEqual({
+        kind: "result",
+        result: { before: true },
+      });
+      // One status_changed event per task that ended.
+      const ended = (await seen()).filter(([kind]) => kind === "status_changed");
+      expect(ended).toHaveLength(5);
+    });
+
     it("renewing a lease is bookkeeping: a new deadline, no version, no event", async () => {
       const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), ALICE);
       await seen();
