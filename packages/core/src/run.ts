@@ -115,6 +115,8 @@ export class Run {
   #written: TaskRecord | undefined;
   /** Why the run stopped without an outcome of its own, when it did. */
   #stopReason: RunStoppedError["reason"] | undefined;
+  /** The status the task was given elsewhere while this run held it (an immediate cancel). */
+  #endedAs: TaskRecord["status"] | undefined;
 
   constructor(host: RunHost, task: TaskRecord, handler: TaskHandler, writer: RunWriter) {
     this.#host = host;
@@ -282,7 +284,7 @@ export class Run {
         }
       } else {
         // Superseded, handed back, or ended elsewhere first (an immediate cancel).
-        outcome = this.#stopReason ?? "discarded";
+        outcome = this.#stopReason ?? this.#endedAs ?? "discarded";
       }
       span.setAttribute(A.outcome, outcome);
     }
@@ -329,8 +331,8 @@ export class Run {
       if (this.#settled) return;
       this.#writer.renewLease(this.#host.leaseMs).then(
         (held) => {
-          // The task ended elsewhere, or another run took it over.
-          if (!held && !this.#settled) this.abort(new RunStoppedError(this.taskId, "superseded"));
+          // The task ended elsewhere, or another run took it over: a read says which.
+          if (!held && !this.#settled) void this.#lostHold();
         },
         (error) => this.#host.reportError(error, this.taskId),
       );
@@ -362,7 +364,12 @@ export class Run {
     try {
       for await (const task of records) {
         const e = task.execution;
-        if (this.#host.service.queues && (e.holder !== holder || e.fencingToken !== fencingToken)) {
+        if (this.#endedElsewhere(task)) {
+          // Nothing is left for this run to write.
+        } else if (
+          this.#host.service.queues &&
+          (e.holder !== holder || e.fencingToken !== fencingToken)
+        ) {
           this.abort(new RunStoppedError(this.taskId, "superseded"));
         } else if (task.cancelRequestedAt !== null || isTerminal(task.status)) {
           this.abort();
@@ -378,6 +385,41 @@ export class Run {
       if (isTaskError(error, "not_found_or_unauthorized")) this.abort(error);
       else this.#host.reportError(error, this.taskId);
     }
+  }
+
+  /**
+   * Whether the task was cancelled outright (the 2025-11-25 `tasks/cancel`) while this run
+   * held it: the run stops as cancelled, with nothing to write and no take-over to count
+   * (the lease ends with the task, which is not another run taking it over).
+   */
+  #endedElsewhere(task: TaskRecord): boolean {
+    if (
+      task.status !== "cancelled" ||
+      task.execution.fencingToken !== this.execution.fencingToken
+    ) {
+      return false;
+    }
+    if (!this.#controller.signal.aborted) {
+      this.#settled = true;
+      this.#endedAs = task.status;
+      this.abort();
+    }
+    return true;
+  }
+
+  /** A lease renewal found the task no longer held by this run: cancelled, or taken over. */
+  async #lostHold(): Promise<void> {
+    let task: TaskRecord | undefined;
+    try {
+      task = await this.#host.service.get(this.#owner, this.taskId);
+    } catch (error) {
+      if (isTaskError(error, "not_found_or_unauthorized")) {
+        this.abort(error);
+        return;
+      }
+    }
+    if (this.#settled || (task !== undefined && this.#endedElsewhere(task))) return;
+    this.abort(new RunStoppedError(this.taskId, "superseded"));
   }
 
   #deliverAnswers(): void {

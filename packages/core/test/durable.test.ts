@@ -58,6 +58,26 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
   throw new Error("timed out");
 }
 
+/** A promise plus its resolver, to hold a handler at a known point. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+/** The store as a node sees it when no change notification reaches it (only re-reads do). */
+function withoutChangeFeed(store: ReferenceTaskStore): ReferenceTaskStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "watch") return () => () => {};
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 const text = (value: string) => ({ content: [{ type: "text", text: value }] });
 const never = (signal: AbortSignal) =>
   new Promise<never>((_, reject) =>
@@ -293,6 +313,50 @@ describe("durable execution", () => {
     );
     expect(cancelled.status).toBe("cancelled");
     expect(ran).toBe(false);
+  });
+
+  it("stops a run cancelled outright (2025-11-25) as cancelled, not as taken over", async () => {
+    // Woken by the change feed, and (with the feed silenced) by the next lease renewal.
+    for (const silent of [false, true]) {
+      const store = new ReferenceTaskStore();
+      const reasons: unknown[] = [];
+      const started = gate();
+      const job = tool("job", async (_args, ctx) => {
+        started.open();
+        try {
+          return await never(ctx.signal);
+        } catch (reason) {
+          reasons.push(reason);
+          return text("too late");
+        }
+      });
+      const workerStore = silent ? withoutChangeFeed(store) : store;
+      const worker = node(workerStore as ReferenceTaskStore, {
+        tools: [job],
+        lease: { holder: "w", durationMs: 1000, renewEveryMs: 10 },
+        recheckMs: 60_000,
+      });
+      const other = node(store, { claim: false, tools: [job] });
+      const t = await worker.runner.start(alice, {
+        era: "2025-11-25",
+        request: { toolName: "job", arguments: {} },
+      });
+      await started.opened;
+      expect((await other.service.cancelNow(alice, t.taskId)).status).toBe("cancelled");
+      await until(
+        async () => reasons.length,
+        (n) => n > 0,
+      );
+      await worker.runner.settled(t.taskId);
+      expect(reasons).toHaveLength(1);
+      expect(reasons[0]).toMatchObject({
+        name: "AbortError",
+        message: `Task ${t.taskId} was cancelled`,
+      });
+      expect(worker.runner.stats.superseded).toBe(0);
+      const final = await other.service.get(alice, t.taskId);
+      expect(final).toMatchObject({ status: "cancelled", outcome: null });
+    }
   });
 
   it("claims a requeued task when its retry backoff ends, without waiting for a scan", async () => {
