@@ -198,7 +198,7 @@ export class Run {
     const writer = this.#writer;
     if (!threw) {
       const value = result as Readonly<Record<string, unknown>>;
-      await this.#storeOutcome(() => writer.complete(value));
+      await this.#storeOutcome(() => orRefused(writer.complete(value), "result"));
     } else if (this.#controller.signal.aborted) {
       // The handler stopped on its signal: acknowledge the cancellation.
       await this.#storeOutcome(() => writer.markCancelled());
@@ -208,8 +208,24 @@ export class Run {
       await this.#storeOutcome(() =>
         retryOnError && this.#attemptsLeft()
           ? writer.requeue(this.#retrying(`an error (${error.message})`))
-          : writer.fail(error),
+          : orRefused(writer.fail(error), "error"),
       );
+    }
+
+    /**
+     * The store refusing the outcome itself (PostgreSQL's jsonb cannot hold U+0000, say) must
+     * not leave the task unfinished until its lease runs out: it fails, saying why.
+     */
+    async function orRefused(write: Promise<TaskRecord>, what: string): Promise<TaskRecord> {
+      try {
+        return await write;
+      } catch (refused) {
+        if (!isTaskError(refused, "invalid_task")) throw refused;
+        return writer.fail({
+          code: INTERNAL_ERROR_CODE,
+          message: `The tool's ${what} could not be stored: ${refused.message}`,
+        });
+      }
     }
   }
 
