@@ -106,9 +106,15 @@ export class InputPump {
       await this.#service.submitInput(this.#owner, this.#taskId, { [key]: response });
     } catch (error) {
       if (!isTaskError(error)) throw error;
-      // The answer would take the owner past its byte quota: the client cannot send it
-      // again on this side request, so the task fails saying why instead of waiting forever.
+      // The store refused the answer: past the owner's byte quota, or a value it cannot hold
+      // (U+0000 in PostgreSQL's jsonb). The client cannot send it again on this side
+      // request, so the task fails saying why instead of waiting forever.
       if (error.code === "store_full") await this.#failTask(error.message);
+      else if (error.code === "invalid_task") {
+        await this.#failTask(
+          `The answer to input request ${key} could not be stored: ${error.message}`,
+        );
+      }
       // Otherwise the task ended or vanished meanwhile: the answer has nobody to go to.
     }
   }

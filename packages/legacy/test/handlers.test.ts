@@ -367,6 +367,26 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
       ]);
     });
 
+    it("fails the task when the store refuses the client's answer, instead of waiting forever", async () => {
+      const { task } = (await call.callTool(alice, {
+        name: "confirm",
+        arguments: { question: "Go?" },
+        task: {},
+      })) as { task: { taskId: string } };
+      // JSON allows U+0000; PostgreSQL's jsonb refuses it, the memory store keeps it.
+      const ch = channel(async () => ({ action: "accept", content: { note: "a\u0000b" } }));
+      const outcome = call.getTaskResult(alice, { taskId: task.taskId }, { channel: ch });
+      if (factory.name === "postgres") {
+        const error = await rpcError(outcome);
+        expect(error.code).toBe(-32603);
+        expect(error.message).toMatch(/answer to input request .* could not be stored/);
+      } else {
+        expect((await outcome).content).toEqual([
+          { type: "text", text: 'answer: {"action":"accept","content":{"note":"a\\u0000b"}}' },
+        ]);
+      }
+    });
+
     it("fails the task when the client lacks the capability an input request needs", async () => {
       const { task } = (await call.callTool(alice, {
         name: "confirm",
