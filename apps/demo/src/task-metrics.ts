@@ -70,13 +70,13 @@ export class TaskMetrics {
     });
     this.#finished = new Counter({
       name: "mcp_tasks_finished_total",
-      help: "Tasks this node moved to a terminal status, by status and tool.",
+      help: "Tasks this node moved to a terminal status (orphans its sweeps failed included), by status and tool.",
       labelNames: ["status", "tool"],
       registers,
     });
     this.#duration = new Histogram({
       name: "mcp_tasks_duration_seconds",
-      help: "Creation to terminal status of the tasks this node finished, by status and tool.",
+      help: "Creation to terminal status of the tasks this node finished (orphans its sweeps failed included), by status and tool.",
       labelNames: ["status", "tool"],
       buckets: DURATION_BUCKETS,
       registers,
@@ -176,11 +176,14 @@ export class TaskMetrics {
       case "requireInput":
         this.#inputRounds.inc({ tool: this.#tool(call.result) });
         return;
-      case "recoverOrphans":
-        if (call.result.requeued > 0)
-          this.#orphans.inc({ outcome: "requeued" }, call.result.requeued);
-        if (call.result.failed > 0) this.#orphans.inc({ outcome: "failed" }, call.result.failed);
+      case "recoverOrphans": {
+        const { requeued, failed, failedTasks } = call.result;
+        if (requeued > 0) this.#orphans.inc({ outcome: "requeued" }, requeued);
+        if (failed > 0) this.#orphans.inc({ outcome: "failed" }, failed);
+        // Failed "Worker lost" by this node's sweep: finished like any other terminal write.
+        for (const task of failedTasks) this.#finish(task);
         return;
+      }
       default:
         return;
     }

@@ -1,4 +1,4 @@
-import { owner, TaskService, type TaskStore } from "@mcp-tasks/core";
+import { ManualClock, owner, TaskService, type TaskStore } from "@mcp-tasks/core";
 import { supportsQueue } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
@@ -432,6 +432,68 @@ describe("/metrics on pglite", () => {
     }
   });
 });
+
+/** Queue stores on a manual clock, so that a lease can run out on cue. */
+const clockedStores = {
+  memory: async (clock: ManualClock) => new MemoryTaskStore({ clock, sweepIntervalMs: 0 }),
+  pglite: (clock: ManualClock) => createPGliteTaskStore({ clock, migrate: true }),
+};
+
+describe.each(Object.keys(clockedStores) as (keyof typeof clockedStores)[])(
+  "/metrics of orphans the sweep fails (%s)",
+  (kind) => {
+    it('counts a task failed "Worker lost" as finished, with its tool and duration', async () => {
+      const clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
+      const metrics = new DemoMetrics({ storeLabel: kind, processMetrics: false });
+      const store = metrics.instrumentStore(await clockedStores[kind](clock));
+      const service = new TaskService({ store });
+      metrics.attach({ service, runner: { stats: idleStats }, toolNames: ["known"] });
+      try {
+        const alice = owner({ principalId: "alice" });
+        // Claimed at creation by a node that then dies: a 1 s lease, no retry allowed.
+        const lost = await service.create(alice, {
+          era: "2026-07-28",
+          request: { toolName: "known", arguments: {} },
+          lease: { holder: "dead-node", durationMs: 1000 },
+          execution: { maxAttempts: 1 },
+        });
+        // One with an attempt left is requeued, not finished.
+        await service.create(alice, {
+          era: "2026-07-28",
+          request: { toolName: "known", arguments: {} },
+          lease: { holder: "dead-node", durationMs: 1000 },
+          execution: { maxAttempts: 2 },
+        });
+        clock.advance(2500);
+        const sweep = await service.recoverOrphans();
+        expect(sweep).toMatchObject({ requeued: 1, failed: 1 });
+        expect(sweep.failedTasks.map((t) => [t.taskId, t.status])).toEqual([
+          [lost.taskId, "failed"],
+        ]);
+
+        const { samples } = parse(await metrics.render());
+        const failed = { status: "failed", tool: "known" };
+        expect(sampleValue(samples, "mcp_tasks_finished_total", failed)).toBe(1);
+        expect(sampleValue(samples, "mcp_tasks_duration_seconds_count", failed)).toBe(1);
+        expect(sampleValue(samples, "mcp_tasks_duration_seconds_sum", failed)).toBe(2.5);
+        expect(
+          sampleValue(samples, "mcp_tasks_orphans_recovered_total", { outcome: "failed" }),
+        ).toBe(1);
+        expect(
+          sampleValue(samples, "mcp_tasks_orphans_recovered_total", { outcome: "requeued" }),
+        ).toBe(1);
+        // The requeued one is still running: not finished.
+        const finished = samples.filter((s) => s.name === "mcp_tasks_finished_total");
+        expect(finished.map((s) => [s.labels.status, s.labels.tool, s.value])).toEqual([
+          ["failed", "known", 1],
+        ]);
+      } finally {
+        metrics.detach();
+        await store.close();
+      }
+    });
+  },
+);
 
 describe("metric labels stay bounded", () => {
   it("caps client names and forgets the oldest sessions", () => {

@@ -336,7 +336,7 @@ export class TaskService {
   recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep> {
     return supportsQueue(this.store)
       ? this.store.recoverOrphans(options)
-      : Promise.resolve({ requeued: 0, failed: 0 });
+      : Promise.resolve({ requeued: 0, failed: 0, failedTasks: [] });
   }
 
   /** True when the store is also the task queue (any node may run any task). */

@@ -209,8 +209,15 @@ export interface ClaimOptions {
 export interface OrphanSweep {
   /** Orphans put back in the queue for another attempt. */
   readonly requeued: number;
-  /** Orphans failed with "Worker lost" (no attempt left). */
+  /** Orphans failed with "Worker lost" (no attempt left); always `failedTasks.length`. */
   readonly failed: number;
+  /**
+   * The orphans this pass failed with "Worker lost" (no attempt left), as stored after the
+   * write: terminal records with status `failed` and the worker-lost error as their outcome.
+   * Lets a caller account for them like any other terminal write (metrics, logs), e.g. by
+   * tool and duration. Empty when the pass failed none; requeued orphans are not listed.
+   */
+  readonly failedTasks: readonly TaskRecord[];
 }
 
 /**

@@ -480,7 +480,8 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     // error's payload bytes (counted when the orphan is failed). Running
     // tasks whose lease ran out, oldest deadline first, SKIP LOCKED so that concurrent
     // sweepers take disjoint rows. While attempts remain (core's `recoverOrphan`) back to the
-    // queue after the backoff; otherwise failed "Worker lost".
+    // queue after the backoff; otherwise failed "Worker lost". Returns each recovered row
+    // whole, as written, so the store hands the failed ones back as task records.
     const retrying = "t.attempt < t.max_attempts";
     const message = `replace(replace($5::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text)`;
     this.recoverOrphans = `WITH o AS (
@@ -501,7 +502,7 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf("$1")} AS now) AS n
   WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL
-  RETURNING t.id, t.status, t.version
+  RETURNING ${cols("t")}
 ) SELECT u.*${noteOf("u", "CASE WHEN u.status = 'failed' THEN 'status_changed' ELSE 'queued' END")} FROM u`;
   }
 }

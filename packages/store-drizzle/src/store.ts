@@ -679,7 +679,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
     let left = positiveLimit(options.limit, Number.POSITIVE_INFINITY);
     let requeued = 0;
-    let failed = 0;
+    const failedTasks: TaskRecord[] = [];
     // Bounded batches, so one sweep never holds many row locks or one long transaction.
     while (left > 0) {
       const batch = Math.min(left, CLEANUP_BATCH);
@@ -693,8 +693,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       ]);
       for (const row of rows) {
         if (row.status === "failed") {
-          failed++;
-          this.#emitRow(row, "status_changed");
+          failedTasks.push(this.#changed(toRecord(row), "status_changed"));
         } else {
           requeued++;
           this.#emitRow(row, "queued");
@@ -703,7 +702,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       left -= rows.length;
       if (rows.length < batch) break;
     }
-    return { requeued, failed };
+    return { requeued, failed: failedTasks.length, failedTasks };
   }
 
   // ---------------------------------------------------------------- feed and life cycle

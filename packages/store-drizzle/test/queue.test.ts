@@ -378,10 +378,11 @@ for (const [name, open] of backends) {
       await store.requireInput(last.taskId, BOB, { q: { method: "elicitation/create" } });
       await seen();
       clock.advance(999);
-      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
       clock.advance(1);
       const lastBefore = await store.get(last.taskId, BOB);
-      expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 1 });
+      const sweep = await store.recoverOrphans();
+      expect(sweep).toMatchObject({ requeued: 1, failed: 1 });
       expect((await seen()).sort()).toEqual([
         ["queued", "working", 2],
         ["status_changed", "failed", 3],
@@ -393,16 +394,20 @@ for (const [name, open] of backends) {
       const f = await store.get(last.taskId, BOB);
       expect(f).toEqual(recoverOrphan(lastBefore, clock.now()));
       expect(f.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
+      // The sweep hands back the task it failed, as stored (read back through the full row).
+      expect(sweep.failedTasks).toEqual([f]);
       expect((await store.get(live.taskId, BOB)).status).toBe("working");
-      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
 
       // The second run is lost too: no attempt left.
       clock.advance(250);
       const [run2] = await store.claim("w2", { limit: 5, leaseMs: 100 });
       expect(run2!.execution).toMatchObject({ attempt: 2, fencingToken: 2 });
       clock.advance(100);
-      expect(await store.recoverOrphans({ limit: 1 })).toEqual({ requeued: 0, failed: 1 });
-      expect((await store.get(retried.taskId, ALICE)).status).toBe("failed");
+      const again = await store.recoverOrphans({ limit: 1 });
+      const failed = await store.get(retried.taskId, ALICE);
+      expect(failed.status).toBe("failed");
+      expect(again).toEqual({ requeued: 0, failed: 1, failedTasks: [failed] });
     });
 
     it("keeps every answer in inputAnswers; a stale run cannot drain a new run's responses", async () => {

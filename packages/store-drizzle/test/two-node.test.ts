@@ -192,7 +192,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
       );
       const runA = { ...SCOPE, fence: { holder: "node-a-run", fencingToken: 1 } };
       await sleep(20); // A stalls: its lease runs out
-      expect(await b.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+      expect(await b.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
       const [second] = await b.claim("node-b-run", {
         limit: 1,
         leaseMs: 60_000,
@@ -255,6 +255,8 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
       const requeued = sweeps.reduce((sum, s) => sum + s.requeued, 0);
       const failed = sweeps.reduce((sum, s) => sum + s.failed, 0);
       expect({ requeued, failed }).toEqual({ requeued: 40, failed: 20 });
+      const lost = sweeps.flatMap((s) => s.failedTasks.map((t) => t.taskId));
+      expect(lost.sort()).toEqual(ids.filter((_, i) => i % 3 === 0).sort());
       for (const [i, id] of ids.entries()) {
         const t = await b.get(id, SCOPE);
         expect(t.version).toBe(2);

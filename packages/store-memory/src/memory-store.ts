@@ -495,11 +495,11 @@ export class MemoryTaskStore implements TaskQueueStore {
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
     let requeued = 0;
-    let failed = 0;
-    if (this.#closed) return { requeued, failed };
+    const failedTasks: TaskRecord[] = [];
+    if (this.#closed) return { requeued, failed: 0, failedTasks };
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
-    while (requeued + failed < limit) {
+    while (requeued + failedTasks.length < limit) {
       const key = this.#leases.peekKey();
       if (key === undefined || key > now) break;
       const entry = this.#leases.pop()!;
@@ -513,14 +513,13 @@ export class MemoryTaskStore implements TaskQueueStore {
       slot.leaseEntry = null;
       const next = recoverOrphan(record, now);
       if (next.status === "failed") {
-        this.#finish(slot, next);
-        failed++;
+        failedTasks.push(this.#finish(slot, next));
       } else {
         this.#replace(slot, next, "queued");
         requeued++;
       }
     }
-    return { requeued, failed };
+    return { requeued, failed: failedTasks.length, failedTasks };
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {

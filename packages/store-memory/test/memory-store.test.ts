@@ -145,12 +145,17 @@ describe("MemoryTaskStore queue", () => {
     for (let i = 0; i < 1000; i++) {
       clock.advance(50);
       expect(await store.renewLease(t.taskId, fenced(t), 100)).toBe(true);
-      if (i % 100 === 0) expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+      if (i % 100 === 0) {
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+      }
     }
     expect(await store.renewLease(t.taskId, fenced(t), 10)).toBe(true); // shortened
     clock.advance(10);
-    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
-    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+    const sweep = await store.recoverOrphans();
+    expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
+    expect(sweep.failedTasks.map((f) => [f.taskId, f.status])).toEqual([[t.taskId, "failed"]]);
+    expect(sweep.failedTasks[0]).toEqual(await store.get(t.taskId, scope));
+    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
     await store.close();
   });
 
@@ -253,6 +258,8 @@ describe("MemoryTaskStore queue", () => {
         const orphans = tasks.filter((t) => isOrphaned(t, clock.now())).length;
         const sweep = await store.recoverOrphans({ limit });
         expect(sweep.requeued + sweep.failed).toBe(Math.min(limit, orphans));
+        expect(sweep.failedTasks.length).toBe(sweep.failed);
+        for (const f of sweep.failedTasks) expect(f.status).toBe("failed");
         recovered += sweep.requeued + sweep.failed;
       } else {
         clock.advance(rand(60));

@@ -5,6 +5,7 @@ import {
   type ExecutionPolicy,
   isTaskError,
   ManualClock,
+  type OrphanSweep,
   owner,
   type TaskRecord,
   type TaskStore,
@@ -162,6 +163,9 @@ export function describeQueueStoreContract(
       return { stale: runOf(first), current: runOf(second!), task: second! };
     }
 
+    /** The ids and statuses of the tasks a sweep failed ("Worker lost"), in its order. */
+    const failedOf = (sweep: OrphanSweep) => sweep.failedTasks.map((t) => [t.taskId, t.status]);
+
     const expectError = expectTaskError;
     const collect = (taskId?: string) => collectChanges(store, watchTimeoutMs, taskId);
 
@@ -284,7 +288,7 @@ export function describeQueueStoreContract(
         await store.delete(gone.taskId, ALICE);
         await store.delete(lost.taskId, ALICE);
         clock.advance(100);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         expect((await claimAll()).map((t) => t.taskId)).toEqual([kept.taskId]);
       });
 
@@ -415,7 +419,9 @@ export function describeQueueStoreContract(
         await store.setStatusMessage(t.taskId, runOf(t), "still here");
         expect(await store.renewLease(t.taskId, runOf(t), 1000)).toBe(true);
         clock.advance(1000);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        const sweep = await store.recoverOrphans();
+        expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
+        expect(failedOf(sweep)).toEqual([[t.taskId, "failed"]]);
         await expectError(store.complete(t.taskId, runOf(t), {}), "invalid_transition");
       });
 
@@ -451,7 +457,7 @@ export function describeQueueStoreContract(
         const completed = writes.filter((w) => w === "completed").length;
         const lost = writes.filter((w) => w === "lost").length;
         expect(completed + lost).toBe(tasks.length);
-        expect(sweep).toEqual({ requeued: lost, failed: 0 });
+        expect(sweep).toEqual({ requeued: lost, failed: 0, failedTasks: [] });
         for (const t of tasks) {
           const now = await store.get(t.taskId, ALICE);
           expect(now.status === "completed" || now.execution.holder === null).toBe(true);
@@ -509,19 +515,23 @@ export function describeQueueStoreContract(
         for (let i = 0; i < 5; i++) {
           clock.advance(800);
           expect(await store.renewLease(t.taskId, runOf(t), 1000)).toBe(true);
-          expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+          expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         }
         clock.advance(999);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         clock.advance(1);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        const sweep = await store.recoverOrphans();
+        expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
+        expect(failedOf(sweep)).toEqual([[t.taskId, "failed"]]);
       });
 
       it("may shorten the lease: the new deadline is now + leaseMs, whatever came before", async () => {
         const t = await held({}, ALICE, NODE_A, 10_000);
         expect(await store.renewLease(t.taskId, runOf(t), 100)).toBe(true);
         clock.advance(100);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        const sweep = await store.recoverOrphans();
+        expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
+        expect(failedOf(sweep)).toEqual([[t.taskId, "failed"]]);
       });
 
       it("resolves false for a superseded run, a queued, finished, missing or foreign task", async () => {
@@ -681,9 +691,9 @@ export function describeQueueStoreContract(
       it("puts an orphan with attempts left back in the queue, after its backoff", async () => {
         const t = await held(policy({ maxAttempts: 2, backoffMs: 3000 }), ALICE, NODE_A, 1000);
         clock.advance(999);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         clock.advance(1);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
         const recovered = await store.get(t.taskId, ALICE);
         expect(recovered).toEqual(recoverOrphan(t, clock.now()));
         expect(recovered.status).toBe("working");
@@ -696,7 +706,7 @@ export function describeQueueStoreContract(
           leaseExpiresAt: null,
           availableAt: clock.now() + 3000,
         });
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         clock.advance(2999);
         expect(await claimAll(NODE_B)).toEqual([]);
         clock.advance(1);
@@ -704,29 +714,33 @@ export function describeQueueStoreContract(
         expect(again?.execution).toMatchObject({ attempt: 2, fencingToken: 2 });
         // Lost again, on its last attempt: now it fails.
         clock.advance(1000);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
-        expect((await store.get(t.taskId, ALICE)).status).toBe("failed");
+        const sweep = await store.recoverOrphans();
+        const lost = await store.get(t.taskId, ALICE);
+        expect(lost.status).toBe("failed");
+        expect(sweep).toEqual({ requeued: 0, failed: 1, failedTasks: [lost] });
       });
 
       it("fails an orphan on its last attempt with the worker-lost error", async () => {
         const t = await held({}, ALICE, NODE_A, 1000);
         clock.advance(1000);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 1 });
+        const sweep = await store.recoverOrphans();
         const failed = await store.get(t.taskId, ALICE);
+        // The sweep hands back each task it failed, exactly as stored after the write.
+        expect(sweep).toEqual({ requeued: 0, failed: 1, failedTasks: [failed] });
         expect(failed).toEqual(recoverOrphan(t, clock.now()));
         expect(failed.status).toBe("failed");
         expect(failed.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
         expect(failed.statusMessage).toBe(WORKER_LOST_ERROR.message);
         expect(failed.expiresAt).toBe(clock.now() + 60_000);
         expect(failed.execution).toMatchObject({ holder: null, leaseExpiresAt: null });
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
       });
 
       it("recovers an orphan in input_required, dropping its questions", async () => {
         const t = await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 1000);
         await store.requireInput(t.taskId, runOf(t), { q: { method: "elicitation/create" } });
         clock.advance(1000);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
         const recovered = await store.get(t.taskId, ALICE);
         expect(recovered.status).toBe("working");
         expect(recovered.inputRequests).toEqual({});
@@ -738,15 +752,16 @@ export function describeQueueStoreContract(
         const done = await held({ ttlMs: null }, ALICE, NODE_A, 1000);
         await store.complete(done.taskId, runOf(done), {});
         clock.advance(DAY);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
         expect((await store.get(live.taskId, ALICE)).execution.holder).toBe(NODE_A);
         expect(await store.get(waiting.taskId, ALICE)).toEqual(waiting);
         expect((await store.get(done.taskId, ALICE)).status).toBe("completed");
       });
 
-      it("counts requeued and failed orphans and honours its limit", async () => {
+      it("counts requeued and failed orphans, lists the failed ones, and honours its limit", async () => {
         for (let i = 0; i < 3; i++) await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 100);
-        for (let i = 0; i < 2; i++) await held({}, BOB, NODE_B, 100);
+        const doomed: TaskRecord[] = [];
+        for (let i = 0; i < 2; i++) doomed.push(await held({}, BOB, NODE_B, 100));
         await held({}, ALICE, NODE_A, 10_000);
         clock.advance(100);
         const first = await store.recoverOrphans({ limit: 2 });
@@ -756,12 +771,27 @@ export function describeQueueStoreContract(
         expect(third.requeued + third.failed).toBe(1);
         expect(first.requeued + second.requeued + third.requeued).toBe(3);
         expect(first.failed + second.failed + third.failed).toBe(2);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0 });
+        const listed = [first, second, third].flatMap((sweep) => {
+          expect(sweep.failedTasks).toHaveLength(sweep.failed);
+          return sweep.failedTasks;
+        });
+        expect(listed.map((t) => t.taskId).sort()).toEqual(doomed.map((t) => t.taskId).sort());
+        for (const t of listed) {
+          expect(t.status).toBe("failed");
+          expect(t.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
+          expect(t.owner).toEqual(BOB.owner);
+          expect(t.request.toolName).toBe("slow_compute");
+          expect(t.execution).toMatchObject({ holder: null, leaseExpiresAt: null });
+          expect(await store.get(t.taskId, BOB)).toEqual(t);
+        }
+        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
       });
 
       it("concurrent sweeps recover each orphan exactly once", async () => {
+        const doomed: string[] = [];
         for (let i = 0; i < 12; i++) {
-          await held(policy({ maxAttempts: i % 2 === 0 ? 1 : 2 }), ALICE, NODE_A, 100);
+          const t = await held(policy({ maxAttempts: i % 2 === 0 ? 1 : 2 }), ALICE, NODE_A, 100);
+          if (i % 2 === 0) doomed.push(t.taskId);
         }
         clock.advance(100);
         const sweeps = await Promise.all(
@@ -771,6 +801,8 @@ export function describeQueueStoreContract(
         const requeued = sweeps.reduce((n, s) => n + s.requeued, 0);
         const failed = sweeps.reduce((n, s) => n + s.failed, 0);
         expect({ requeued, failed }).toEqual({ requeued: 6, failed: 6 });
+        const listed = sweeps.flatMap((s) => s.failedTasks.map((t) => t.taskId));
+        expect(listed.sort()).toEqual(doomed.sort());
       });
 
       it("the lost run's writes are refused afterwards", async () => {

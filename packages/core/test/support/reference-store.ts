@@ -362,24 +362,23 @@ export class ReferenceTaskStore implements TaskQueueStore {
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
-    if (this.#closed) return { requeued: 0, failed: 0 };
+    if (this.#closed) return { requeued: 0, failed: 0, failedTasks: [] };
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
     let requeued = 0;
-    let failed = 0;
+    const failedTasks: TaskRecord[] = [];
     for (const entry of this.#tasks.values()) {
-      if (requeued + failed >= limit) break;
+      if (requeued + failedTasks.length >= limit) break;
       if (!isOrphaned(entry.record, now)) continue;
       const next = recoverOrphan(entry.record, now);
       if (next.status === "failed") {
-        this.#replace(entry, next, "status_changed");
-        failed++;
+        failedTasks.push(this.#replace(entry, next, "status_changed"));
       } else {
         this.#replace(entry, next, "queued");
         requeued++;
       }
     }
-    return { requeued, failed };
+    return { requeued, failed: failedTasks.length, failedTasks };
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
