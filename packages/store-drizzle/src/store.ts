@@ -193,13 +193,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #pending: TaskChange[] = [];
   readonly #notifier: BatchedNotifier<TaskChange> | null;
   /** Terminal transitions of the same moment, one statement per batch. */
-  readonly #settles = new WriteBatcher<Settle, Row | undefined>(
-    (batch) => this.#sendSettles(batch),
-    {
-      // Sent again one by one only when the database answered (refused the batch).
-      isolate: (error) => !isTaskError(error, "store_unavailable"),
-    },
-  );
+  readonly #settles: WriteBatcher<Settle, Row | undefined>;
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
@@ -215,6 +209,17 @@ export class DrizzleTaskStore implements TaskQueueStore {
     this.#maxTasksPerOwner = checkBound(options.maxTasksPerOwner, "maxTasksPerOwner");
     this.#maxBytesPerOwner = checkBound(options.maxBytesPerOwner, "maxBytesPerOwner");
     this.#timeoutMs = options.operationTimeoutMs ?? 10_000;
+    this.#settles = new WriteBatcher<Settle, Row | undefined>((batch) => this.#sendSettles(batch), {
+      // Sent again one by one only when the database answered (refused the batch).
+      isolate: (error) => !isTaskError(error, "store_unavailable"),
+      // Like any statement, a write waits for PostgreSQL at most operationTimeoutMs, also
+      // when it waits behind batches PostgreSQL is slow to answer.
+      maxQueuedMs: this.#timeoutMs,
+      expired: () =>
+        taskErrors.storeUnavailable(
+          `an outcome waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
+        ),
+    });
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");

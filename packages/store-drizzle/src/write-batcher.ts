@@ -19,10 +19,20 @@ export interface WriteBatcherOptions {
    * failure that would only repeat (the database is unreachable).
    */
   readonly isolate?: (error: unknown) => boolean;
+  /**
+   * Longest a write may wait in the queue (behind batches in flight that the database is
+   * slow to answer); one that waited longer is not sent but fails with `expired()`. Default
+   * unlimited.
+   */
+  readonly maxQueuedMs?: number;
+  /** The error a write that waited too long fails with. */
+  readonly expired?: () => unknown;
 }
 
 interface Pending<I, R> {
   readonly item: I;
+  /** When it was queued (`performance.now()`). */
+  readonly at: number;
   readonly resolve: (result: R) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -36,6 +46,8 @@ export class WriteBatcher<I, R> {
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
   readonly #isolate: (error: unknown) => boolean;
+  readonly #maxQueuedMs: number;
+  readonly #expired: () => unknown;
   #queue: Pending<I, R>[] = [];
   #scheduled = false;
   readonly #inFlight = new Set<Promise<void>>();
@@ -47,12 +59,14 @@ export class WriteBatcher<I, R> {
     this.#maxBatch = Math.max(1, options.maxBatch ?? 64);
     this.#maxInFlight = Math.max(1, options.maxInFlight ?? 2);
     this.#isolate = options.isolate ?? (() => true);
+    this.#maxQueuedMs = options.maxQueuedMs ?? Number.POSITIVE_INFINITY;
+    this.#expired = options.expired ?? (() => new Error("the write waited too long to be sent"));
   }
 
   /** Queues `item` for the next batch; resolves with its own result. */
   submit(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject });
+      this.#queue.push({ item, at: performance.now(), resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         // The end of this turn: the writes completing in it join the batch.
@@ -70,6 +84,7 @@ export class WriteBatcher<I, R> {
   }
 
   #flush(): void {
+    this.#dropExpired();
     while (this.#queue.length > 0 && this.#inFlight.size < this.#maxInFlight) {
       const batch = this.#queue.splice(0, this.#maxBatch);
       const sent = this.#sendBatch(batch).finally(() => {
@@ -79,6 +94,14 @@ export class WriteBatcher<I, R> {
       });
       this.#inFlight.add(sent);
     }
+  }
+
+  /** Fails the writes that have waited longer than `maxQueuedMs` (the oldest come first). */
+  #dropExpired(): void {
+    const oldest = performance.now() - this.#maxQueuedMs;
+    let n = 0;
+    while (n < this.#queue.length && (this.#queue[n] as Pending<I, R>).at < oldest) n++;
+    for (const p of this.#queue.splice(0, n)) p.reject(this.#expired());
   }
 
   async #sendBatch(batch: readonly Pending<I, R>[]): Promise<void> {

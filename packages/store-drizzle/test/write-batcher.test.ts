@@ -90,6 +90,33 @@ describe("WriteBatcher", () => {
     expect(batcher.batches).toBe(1);
   });
 
+  it("fails, unsent, a write that waited longer than maxQueuedMs behind a slow batch", async () => {
+    const r = recorder();
+    const expired = new Error("waited too long");
+    const batcher = new WriteBatcher(r.send, {
+      maxInFlight: 1,
+      maxQueuedMs: 30,
+      expired: () => expired,
+    });
+    const first = batcher.submit(1);
+    await turn();
+    const stale = batcher.submit(2);
+    const staleSettled = stale.then(
+      () => "sent",
+      (error) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const fresh = batcher.submit(3);
+    await turn();
+    r.answers[0]!();
+    expect(await first).toBe(10);
+    expect(await staleSettled).toBe(expired);
+    await turn();
+    expect(r.batches).toEqual([[1], [3]]);
+    r.answers[1]!();
+    expect(await fresh).toBe(30);
+  });
+
   it("idle waits for the batches in flight", async () => {
     const r = recorder();
     const batcher = new WriteBatcher(r.send, {});
