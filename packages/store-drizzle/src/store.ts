@@ -786,13 +786,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
 
   /**
    * One conditional write; when it matches nothing, one read decides between
-   * `not_found_or_unauthorized` and `invalid_transition` (or the intent's own check).
-   */
-  /**
-   * A write that applies only from the states `intent` may start from (and only under its
-   * fence): on a miss the store reads the task to say why (not found, a terminal task, a
-   * lost lease), or, when the task is in a state the write accepts after all (it changed in
-   * between), tries again.
+   * `not_found_or_unauthorized`, `invalid_transition` and `lease_lost` (or the intent's own
+   * check), and when the task is in a state the write accepts after all (it changed in
+   * between), the write is tried again.
    */
   async #transition(
     intent: Intent,
