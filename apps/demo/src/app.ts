@@ -10,6 +10,7 @@ import {
 } from "@mcp-tasks/core";
 import {
   createNodeTasksHandler,
+  discardBody,
   type JsonBody,
   readJsonBody,
   TasksExtension,
@@ -250,9 +251,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   // Clients send the same few Host values: remember the accepted ones (bounded).
   const acceptedHosts = new Set<string>();
   /** `400` for a Host header that forms no URL, `403` for a foreign host on loopback. */
-  function rejectHost(req: IncomingMessage, res: ServerResponse): boolean {
+  /** Why the request's Host is refused (status and message), or undefined when it is fine. */
+  function hostRefusal(req: IncomingMessage): { status: 400 | 403; message: string } | undefined {
     const host = req.headers.host;
-    if (host !== undefined && acceptedHosts.has(host)) return false;
+    if (host !== undefined && acceptedHosts.has(host)) return undefined;
     // `new URL` accepts more than a Host header may hold (user info, a path): only
     // `name[:port]` and `[ipv6][:port]` go on to the SDK's check.
     const checked =
@@ -262,16 +264,15 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     // Not bound to loopback, any host that forms a URL is fine (an empty allow-list).
     const accepted = checked.ok || (!loopbackOnly && checked.errorCode === "invalid_host");
     if (accepted && host !== undefined && acceptedHosts.size < 64) acceptedHosts.add(host);
-    if (accepted) return false;
+    if (accepted) return undefined;
     const status = checked.errorCode === "invalid_host" ? 403 : 400;
     onError(new Error(`rejected ${req.method} /mcp: ${checked.message} (HTTP ${status})`));
-    jsonRpcError(res, status, -32000, checked.message);
-    return true;
+    return { status, message: checked.message };
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!ALLOWED_METHODS.has(req.method ?? "")) {
-      req.resume();
+      await discardBody(req);
       res.writeHead(405, { Allow: ALLOW, "Content-Type": "application/json" });
       res.end(
         JSON.stringify({
@@ -282,33 +283,37 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       );
       return;
     }
-    if (rejectHost(req, res)) return void req.resume();
+    const refusal = hostRefusal(req);
+    if (refusal !== undefined) {
+      await discardBody(req);
+      return jsonRpcError(res, refusal.status, -32000, refusal.message);
+    }
     if (role === "worker") {
-      req.resume();
+      await discardBody(req);
       return jsonRpcError(res, 404, -32601, "This node is a worker: it serves no MCP requests");
     }
     if (loopbackOnly) {
       const origin = validateOriginHeader(single(req.headers.origin), origins);
       if (!origin.ok) {
-        req.resume();
+        await discardBody(req);
         return jsonRpcError(res, 403, -32000, origin.message);
       }
     }
     // Resolvers read the request's head (headers, method, url); no web Request is built.
     const resolution = await options.resolver.resolve(requestHead(req) as Request);
     if (resolution.kind === "reject") {
-      req.resume();
+      await discardBody(req);
       return jsonRpcError(res, resolution.status, -32001, resolution.message, AUTH_CHALLENGE);
     }
     const caller = resolution.kind === "owner" ? resolution.owner : ANONYMOUS;
     if (requireAuth && isAnonymous(caller)) {
-      req.resume();
+      await discardBody(req);
       return jsonRpcError(res, 401, -32001, "Authentication required", AUTH_CHALLENGE);
     }
     let body: JsonBody = { kind: "empty" };
     if (req.method === "POST") {
       if (!isJsonContentType(single(req.headers["content-type"]) ?? null)) {
-        req.resume();
+        await discardBody(req);
         return jsonRpcError(res, 415, -32600, "Unsupported Media Type: use application/json");
       }
       body = await readJsonBody(req, maxBodyBytes);

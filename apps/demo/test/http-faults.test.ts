@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
@@ -49,6 +50,53 @@ function request(method: string, host: string, body = "") {
   );
 }
 
+/**
+ * POSTs a 1.2 MB body in two parts 150 ms apart on a fresh connection (`Connection: close`);
+ * the status, and whether the answer arrived before the second part was sent.
+ */
+function postInTwoParts(
+  port: number,
+  headers: Record<string, string>,
+): Promise<{ status: number | string; answeredMidBody: boolean }> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "ping",
+    pad: "y".repeat(1_200_000),
+  });
+  const half = Math.floor(body.length / 2);
+  return new Promise((resolve) => {
+    let secondPartSent = false;
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/mcp",
+      agent: false,
+      setHost: !("host" in headers),
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "content-length": String(Buffer.byteLength(body)),
+        ...headers,
+      },
+    });
+    req.on("error", (error) =>
+      resolve({ status: String(error), answeredMidBody: !secondPartSent }),
+    );
+    req.on("response", (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, answeredMidBody: !secondPartSent });
+    });
+    req.write(body.slice(0, half));
+    setTimeout(() => {
+      secondPartSent = true;
+      req.end(body.slice(half));
+    }, 150);
+  });
+}
+
 const DISCOVER = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
 
 describe("HTTP faults from outside", () => {
@@ -90,6 +138,24 @@ describe("HTTP faults from outside", () => {
       ),
     );
     expect(served.status).not.toBeGreaterThanOrEqual(500);
+  });
+
+  it("answers a refusal only once a client still sending its body has finished, never mid-body", async () => {
+    // Refused before the body is read (a bad Host, a foreign Origin, an unknown token, a body
+    // past the limit): the rest is drained before the answer, which closes the connection.
+    // Answered mid-body, a client still writing gets a reset (EPIPE) and often never the answer.
+    const { port } = new URL(server.url);
+    const cases: [string, Record<string, string>, number][] = [
+      ["bad Host", { host: "a b" }, 400],
+      ["foreign Host", { host: "evil.example" }, 403],
+      ["foreign Origin", { origin: "http://evil.example" }, 403],
+      ["unknown token", { authorization: "Bearer not-a-known-token" }, 401],
+      ["too large", { authorization: `Bearer ${ALICE}` }, 413],
+    ];
+    for (const [name, headers, status] of cases) {
+      const outcome = await postInTwoParts(Number(port), { host: `127.0.0.1:${port}`, ...headers });
+      expect(outcome, name).toEqual({ status, answeredMidBody: false });
+    }
   });
 
   it("answers 405 with Allow for TRACE and other unsupported methods", async () => {

@@ -40,7 +40,7 @@ export type {
   TaskSubscriptionOptions,
 } from "./handlers/listen.js";
 export { handleTaskListenRequest, type TaskListenOptions } from "./listen-http.js";
-export { type JsonBody, readJsonBody } from "./node/body.js";
+export { discardBody, type JsonBody, readJsonBody } from "./node/body.js";
 export {
   createNodeTasksHandler,
   type NodeTasksHandler,

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Owner } from "@mcp-tasks/core";
 import {
@@ -55,6 +55,41 @@ function request(
     },
   });
   return { headers, body };
+}
+
+/**
+ * POSTs `body` with node:http on a fresh connection (`Connection: close`), in two parts 150 ms
+ * apart: the status (or the error), and whether the answer came before the second part.
+ */
+function postInTwoParts(
+  port: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number | string; answeredMidBody: boolean }> {
+  const half = Math.floor(body.length / 2);
+  return new Promise((resolve) => {
+    let secondPartSent = false;
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/mcp",
+      agent: false,
+      headers: { accept: "application/json, text/event-stream", ...headers },
+    });
+    req.on("error", (error) =>
+      resolve({ status: String(error), answeredMidBody: !secondPartSent }),
+    );
+    req.on("response", (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, answeredMidBody: !secondPartSent });
+    });
+    req.write(body.slice(0, half));
+    setTimeout(() => {
+      secondPartSent = true;
+      req.end(body.slice(half));
+    }, 150);
+  });
 }
 
 async function read(response: Response): Promise<Wire> {
@@ -263,6 +298,20 @@ describe.each(STORES)("createNodeTasksHandler on the $name store", (factory) => 
       ...request("tools/list", { padding: "x".repeat(1000) }),
     });
     expect(big.status).toBe(413);
+    // A client still sending hears the 413 (or the 415) once its body is in, not mid-body,
+    // when an answer that closes the connection would reach it as a reset (EPIPE).
+    const port = (tiny.address() as AddressInfo).port;
+    const body = "x".repeat(1_200_000);
+    const length = { "content-length": String(body.length) };
+    const cases: [string, Record<string, string>, number][] = [
+      ["announced too large", { "content-type": "application/json", ...length }, 413],
+      ["found too large (chunked)", { "content-type": "application/json" }, 413],
+      ["not JSON", { "content-type": "text/plain", ...length }, 415],
+    ];
+    for (const [name, headers, status] of cases) {
+      const outcome = await postInTwoParts(port, body, headers);
+      expect(outcome, name).toEqual({ status, answeredMidBody: false });
+    }
     await small.close();
     await new Promise<void>((resolve) => tiny.close(() => resolve()));
   });

@@ -15,17 +15,54 @@ const EMPTY: JsonBody = Object.freeze({ kind: "empty" });
 const TOO_LARGE: JsonBody = Object.freeze({ kind: "too-large" });
 
 /**
+ * How much of a body that will not be used is read and thrown away before the answer: a
+ * client still sending when the server answers and closes the connection gets a reset
+ * (EPIPE) instead of the answer, so the rest is drained first, up to this many bytes or this
+ * long. Past either, the answer goes out anyway: a client streaming without end is cut off.
+ */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 5_000;
+
+/**
+ * Reads and throws away the rest of a request body, within bounds (64 MiB, 5 s), and
+ * resolves when it has ended, the bounds were reached, or the connection closed. Await it
+ * before answering a request whose body is refused unread (a bad Host, a missing token, a
+ * body too large), so the client hears the answer instead of a reset. Never rejects.
+ */
+export function discardBody(req: IncomingMessage): Promise<void> {
+  if (req.complete) return Promise.resolve();
+  return new Promise((resolve) => {
+    let drained = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      req.off("end", done);
+      req.off("error", done);
+      req.off("close", done);
+      req.resume(); // whatever still comes is discarded
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_MAX_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_MAX_MS);
+    req.on("data", onData);
+    req.on("end", done);
+    req.on("error", done);
+    req.on("close", done);
+  });
+}
+
+/**
  * Reads a `node:http` request body exactly once, bounded by `maxBytes`, and parses it as
  * JSON. A body announced or found to be larger is not buffered: the rest is drained and
- * discarded, and the result is `too-large` (answer `413`). Never rejects for a client's
- * bytes; rejects only when the connection fails mid-body.
+ * discarded (within bounds, so that the client hears the answer), and the result is
+ * `too-large` (answer `413` and close the connection). Never rejects for a client's bytes;
+ * rejects only when the connection fails mid-body.
  */
 export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<JsonBody> {
   const announced = Number(req.headers["content-length"] ?? Number.NaN);
-  if (announced > maxBytes) {
-    req.resume();
-    return Promise.resolve(TOO_LARGE);
-  }
   if (announced === 0) {
     req.resume();
     return Promise.resolve(EMPTY);
@@ -33,20 +70,21 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Js
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
+    const overLimit = () => {
+      cleanup();
+      void discardBody(req).then(() => resolve(TOO_LARGE));
+    };
     const onData = (chunk: Buffer) => {
-      if (tooLarge) return;
       size += chunk.length;
       if (size > maxBytes) {
-        tooLarge = true;
         chunks.length = 0;
+        overLimit();
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      if (tooLarge) return resolve(TOO_LARGE);
       if (size === 0) return resolve(EMPTY);
       const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString(
         "utf8",
@@ -68,6 +106,11 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Js
       req.off("error", onError);
       req.off("aborted", onAborted);
     };
+    // Announced too large: nothing of it is read into memory, only drained.
+    if (announced > maxBytes) {
+      void discardBody(req).then(() => resolve(TOO_LARGE));
+      return;
+    }
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);

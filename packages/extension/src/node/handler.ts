@@ -13,7 +13,7 @@ import { RPC_ERROR } from "../errors.js";
 import type { TasksExtension } from "../extension.js";
 import { answerTaskListen, matchTaskListen, SSE_HEADERS } from "../listen-stream.js";
 import type { TasksRequestContext } from "../request.js";
-import { type JsonBody, readJsonBody } from "./body.js";
+import { discardBody, type JsonBody, readJsonBody } from "./body.js";
 import { RequestClassifier } from "./classify.js";
 import { type DirectTasksRequest, matchDirectTasksRequest } from "./direct-route.js";
 import { createQuietTasksServer } from "./quiet-server.js";
@@ -208,8 +208,9 @@ export function createNodeTasksHandler(
       try {
         const isPost = req.method === "POST";
         if (isPost && !isJsonContentType(req.headers["content-type"] ?? null)) {
-          // The SDK answers 415 without reading the body.
-          req.resume();
+          // The SDK answers 415 without reading the body; drained first, so that the
+          // client hears it.
+          await discardBody(req);
           await serveBySdk(req, res, owner, { kind: "empty" }, requestOptions.authInfo);
           return;
         }
