@@ -1,7 +1,7 @@
-import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
+import { sendRaw } from "./helpers/raw-http.js";
 import { ALICE, startDemo, startDualDemo } from "./helpers/server.js";
 import { legacyInitialize } from "./helpers/wire.js";
 
@@ -48,53 +48,6 @@ function request(method: string, host: string, body = "") {
     `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
     `Connection: close\r\n\r\n${body}`
   );
-}
-
-/**
- * POSTs a 1.2 MB body in two parts 150 ms apart on a fresh connection (`Connection: close`);
- * the status, and whether the answer arrived before the second part was sent.
- */
-function postInTwoParts(
-  port: number,
-  headers: Record<string, string>,
-): Promise<{ status: number | string; answeredMidBody: boolean }> {
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "ping",
-    pad: "y".repeat(1_200_000),
-  });
-  const half = Math.floor(body.length / 2);
-  return new Promise((resolve) => {
-    let secondPartSent = false;
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: "/mcp",
-      agent: false,
-      setHost: !("host" in headers),
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "content-length": String(Buffer.byteLength(body)),
-        ...headers,
-      },
-    });
-    req.on("error", (error) =>
-      resolve({ status: String(error), answeredMidBody: !secondPartSent }),
-    );
-    req.on("response", (res) => {
-      res.resume();
-      resolve({ status: res.statusCode ?? 0, answeredMidBody: !secondPartSent });
-    });
-    req.write(body.slice(0, half));
-    setTimeout(() => {
-      secondPartSent = true;
-      req.end(body.slice(half));
-    }, 150);
-  });
 }
 
 const DISCOVER = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
@@ -152,9 +105,30 @@ describe("HTTP faults from outside", () => {
       ["unknown token", { authorization: "Bearer not-a-known-token" }, 401],
       ["too large", { authorization: `Bearer ${ALICE}` }, 413],
     ];
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "ping",
+      pad: "y".repeat(1_200_000),
+    });
     for (const [name, headers, status] of cases) {
-      const outcome = await postInTwoParts(Number(port), { host: `127.0.0.1:${port}`, ...headers });
-      expect(outcome, name).toEqual({ status, answeredMidBody: false });
+      const outcome = await sendRaw(
+        server.url,
+        {
+          method: "POST",
+          path: "/mcp",
+          headers: {
+            host: `127.0.0.1:${port}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            ...headers,
+          },
+          body,
+        },
+        { splitBodyMs: 150 },
+      );
+      expect(outcome, name).toMatchObject({ kind: "answer", status, answeredMidBody: false });
     }
   });
 

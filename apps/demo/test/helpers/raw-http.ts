@@ -19,6 +19,8 @@ export type RawOutcome =
       readonly body: string;
       /** Whether the body ended (false: a stream cut by the reader). */
       readonly ended: boolean;
+      /** Whether the answer came before the request's body was all sent (see `splitBodyMs`). */
+      readonly answeredMidBody: boolean;
     }
   | { readonly kind: "hang" }
   | { readonly kind: "network"; readonly error: string };
@@ -27,12 +29,13 @@ export type RawOutcome =
  * Sends `raw` to `url`'s host and port with `node:http` (which, unlike `fetch`, sends any
  * method and any Host header). Resolves `hang` when the status line and headers do not
  * arrive within `headersMs`; reads a body for at most `bodyMs` (a never-ending stream is
- * then cut and reported with `ended: false`). Never rejects.
+ * then cut and reported with `ended: false`). With `splitBodyMs` the body goes in two halves
+ * that far apart, as a slow upload would. Never rejects.
  */
 export function sendRaw(
   url: string,
   raw: RawRequest,
-  limits: { headersMs?: number; bodyMs?: number } = {},
+  limits: { headersMs?: number; bodyMs?: number; splitBodyMs?: number } = {},
 ): Promise<RawOutcome> {
   const target = new URL(url);
   const headersMs = limits.headersMs ?? 2_000;
@@ -68,7 +71,9 @@ export function sendRaw(
       finish({ kind: "hang" });
     }, headersMs);
     req.on("error", (error) => finish({ kind: "network", error: String(error) }));
+    let bodySent = false;
     req.on("response", (res) => {
+      const answeredMidBody = !bodySent;
       clearTimeout(headerTimer);
       const chunks: Buffer[] = [];
       let size = 0;
@@ -80,6 +85,7 @@ export function sendRaw(
           headers: res.headers,
           body: Buffer.concat(chunks).toString("utf8"),
           ended,
+          answeredMidBody,
         });
         if (!ended) req.destroy();
       };
@@ -93,6 +99,17 @@ export function sendRaw(
       res.on("error", () => done(false));
       res.on("aborted", () => done(false));
     });
-    req.end(raw.body);
+    const split = limits.splitBodyMs;
+    if (split === undefined || raw.body === undefined) {
+      bodySent = true;
+      req.end(raw.body);
+      return;
+    }
+    const half = Math.floor(raw.body.length / 2);
+    req.write(raw.body.slice(0, half));
+    setTimeout(() => {
+      bodySent = true;
+      req.end(raw.body?.slice(half));
+    }, split);
   });
 }
