@@ -22,7 +22,7 @@
 // 3. Failover after kill -9: a worker in a child process (bench/queue-worker.mjs) starts a
 //    task of a retryable tool (claimed by itself at once) whose handler never returns; after
 //    a random 0.2–1.2 s the child gets SIGKILL; a worker here (lease LEASE_MS 1000 ms, default
-//    scanIntervalMs 1000 ms) re-runs it: from the kill to that handler's start.
+//    scanIntervalMs 500 ms) re-runs it: from the kill to that handler's start.
 //    FAILOVER_SAMPLES (5).
 // The schemas are dropped at the end, also on failure.
 import { spawn } from "node:child_process";
@@ -50,7 +50,7 @@ const FAILOVER_SAMPLES = Number(process.env.FAILOVER_SAMPLES ?? 5);
 const LEASE_MS = Number(process.env.LEASE_MS ?? 1000);
 // The worker nodes' `concurrency` in part 1; unset: the runner's default.
 const CONCURRENCY = process.env.CONCURRENCY ? Number(process.env.CONCURRENCY) : undefined;
-const SCAN_MS = 1000; // the runner's default scanIntervalMs
+const SCAN_MS = 500; // the runner's default scanIntervalMs
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((w) => w.length > 0);
 const wanted = (name) => ONLY.length === 0 || ONLY.some((w) => name.startsWith(w));
 
