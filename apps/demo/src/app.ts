@@ -250,8 +250,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
 
   // Clients send the same few Host values: remember the accepted ones (bounded).
   const acceptedHosts = new Set<string>();
-  /** `400` for a Host header that forms no URL, `403` for a foreign host on loopback. */
-  /** Why the request's Host is refused (status and message), or undefined when it is fine. */
+  /**
+   * Why the request's Host is refused, or undefined when it is fine: `400` for a Host header
+   * that forms no URL, `403` for a foreign host on loopback.
+   */
   function hostRefusal(req: IncomingMessage): { status: 400 | 403; message: string } | undefined {
     const host = req.headers.host;
     if (host !== undefined && acceptedHosts.has(host)) return undefined;

@@ -107,10 +107,7 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Js
       req.off("aborted", onAborted);
     };
     // Announced too large: nothing of it is read into memory, only drained.
-    if (announced > maxBytes) {
-      void discardBody(req).then(() => resolve(TOO_LARGE));
-      return;
-    }
+    if (announced > maxBytes) return overLimit();
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);
