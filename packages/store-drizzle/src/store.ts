@@ -157,6 +157,11 @@ function toJson(value: unknown, what: string): string {
   }
 }
 
+/** Whether a listing in `scope` merges in the unowned tasks (a second ordered scan). */
+function alsoUnowned(scope: OwnerScope): boolean {
+  return scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY;
+}
+
 function positiveLimit(limit: number | undefined, fallback: number): number {
   if (limit === undefined) return fallback;
   if (!Number.isFinite(limit) || limit <= 0) return 0;
@@ -376,12 +381,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
 
   async list(scope: OwnerScope, query: ListQuery): Promise<TaskPage> {
     const after = query.cursor === undefined ? 0 : decodeSequenceCursor(query.cursor);
-    const limit = Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize));
-    const statuses = query.statuses && query.statuses.length > 0 ? query.statuses.join(",") : null;
-    const text =
-      scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY
-        ? this.#sql.listWithUnowned
-        : this.#sql.listOwn;
+    const { limit, statuses } = this.#pageParams(query);
+    const text = alsoUnowned(scope) ? this.#sql.listWithUnowned : this.#sql.listOwn;
     const rows = await this.#run("list", text, [
       scope.ownerKey,
       after,
@@ -389,18 +390,12 @@ export class DrizzleTaskStore implements TaskQueueStore {
       statuses,
       limit + 1,
     ]);
-    const page = rows.slice(0, limit);
-    const tasks = page.map(toRecord);
-    if (rows.length <= limit) return { tasks };
-    return { tasks, nextCursor: encodeCursor(Number(page[page.length - 1]!.seq)) };
+    return this.#page(rows, limit);
   }
 
   async listNewest(scope: OwnerScope, query: NewestQuery): Promise<TaskPage> {
     const { before, limit, statuses, tools } = this.#newestParams(query);
-    const text =
-      scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY
-        ? this.#sql.listNewestWithUnowned
-        : this.#sql.listNewestOwn;
+    const text = alsoUnowned(scope) ? this.#sql.listNewestWithUnowned : this.#sql.listNewestOwn;
     const rows = await this.#run("listNewest", text, [
       scope.ownerKey,
       before,
@@ -409,7 +404,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       limit + 1,
       tools,
     ]);
-    return this.#newestPage(rows, limit);
+    return this.#page(rows, limit);
   }
 
   async listNewestAcrossOwners(query: NewestQuery): Promise<TaskPage> {
@@ -421,7 +416,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       limit + 1,
       tools,
     ]);
-    return this.#newestPage(rows, limit);
+    return this.#page(rows, limit);
   }
 
   async getAcrossOwners(taskId: string): Promise<TaskRecord> {
@@ -433,18 +428,26 @@ export class DrizzleTaskStore implements TaskQueueStore {
     return toRecord(rows[0]);
   }
 
+  /** A page's size (at most `maxPageSize`) and its status filter, as the statements take them. */
+  #pageParams(query: ListQuery) {
+    return {
+      limit: Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize)),
+      statuses: query.statuses && query.statuses.length > 0 ? query.statuses.join(",") : null,
+    };
+  }
+
   #newestParams(query: NewestQuery) {
     return {
+      ...this.#pageParams(query),
       // Past every bigint identity value the table will hand out.
       before:
         query.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeSequenceCursor(query.cursor),
-      limit: Math.max(1, Math.min(Math.floor(query.limit) || 1, this.#maxPageSize)),
-      statuses: query.statuses && query.statuses.length > 0 ? query.statuses.join(",") : null,
       tools: query.toolNames && query.toolNames.length > 0 ? JSON.stringify(query.toolNames) : null,
     };
   }
 
-  #newestPage(rows: readonly Row[], limit: number): TaskPage {
+  /** The first `limit` rows (the statements fetch one more) and the cursor past them, if any. */
+  #page(rows: readonly Row[], limit: number): TaskPage {
     const page = rows.slice(0, limit);
     const tasks = page.map(toRecord);
     if (rows.length <= limit) return { tasks };
