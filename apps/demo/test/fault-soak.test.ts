@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcAnswer } from "./helpers/fault-invariants.js";
 import { type FaultServer, type ServerMemory, startFaultServer } from "./helpers/fault-process.js";
 import { sendRaw } from "./helpers/raw-http.js";
+import { legacyInitialize } from "./helpers/wire.js";
 
 /**
  * Soak (issue #14 §3): FAULT_SOAK_TASKS (default 100 000) tasks created, polled and
@@ -138,16 +139,7 @@ describe("soak: many tasks through HTTP on the memory store", () => {
     server = await startFaultServer({ tokens, sweepIntervalMs: 1_000, pollIntervalMs: 500 });
     sessions = [];
     for (const token of Object.keys(tokens)) {
-      const outcome = await post(server.url, undefined, token, {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "soak", version: "1" },
-        },
-      });
+      const outcome = await post(server.url, undefined, token, legacyInitialize("soak"));
       const id = outcome.kind === "answer" ? String(outcome.headers["mcp-session-id"] ?? "") : "";
       if (!id) throw new Error(`no session: ${JSON.stringify(outcome).slice(0, 300)}`);
       const session = { token, id };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
 import { sendRaw } from "./helpers/raw-http.js";
 import { ALICE, startDemo, startDualDemo } from "./helpers/server.js";
-import { legacyInitialize } from "./helpers/wire.js";
+import { openLegacySession } from "./helpers/wire.js";
 
 /** Longest the server may take to answer (or open a stream): a hang guard, not a timing. */
 const ANSWER_WITHIN_MS = 2_000;
@@ -152,17 +152,7 @@ describe("2025-11-25 GET stream", () => {
   });
 
   it("sends its headers and an SSE comment at once on a valid session", async () => {
-    const init = await fetch(server.url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        authorization: `Bearer ${ALICE}`,
-      },
-      body: JSON.stringify(legacyInitialize("stream-test")),
-    });
-    await init.text();
-    const session = init.headers.get("mcp-session-id");
+    const session = await openLegacySession(server.url, ALICE, "stream-test");
     expect(session).toBeTruthy();
     const headers = {
       authorization: `Bearer ${ALICE}`,

@@ -10,7 +10,7 @@ import type { RunningServer } from "../src/http-server.js";
 import { DATABASE_URL, dropSchema, schemaName } from "./helpers/process.js";
 import { PostgresRelay, storeBehindRelay } from "./helpers/relay.js";
 import { ALICE, startDualDemo } from "./helpers/server.js";
-import { legacyInitialize, readResponse, rpc } from "./helpers/wire.js";
+import { openLegacySession, readResponse, rpc } from "./helpers/wire.js";
 
 /** A 2025-11-25 request on a session, as raw HTTP; resolves with the answer and its raw text. */
 async function legacyCall(
@@ -32,22 +32,6 @@ async function legacyCall(
     body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
   });
   return readResponse(response, id);
-}
-
-async function openSession(url: string): Promise<string> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${ALICE}`,
-    },
-    body: JSON.stringify(legacyInitialize("store-errors")),
-  });
-  const sessionId = response.headers.get("mcp-session-id");
-  await response.body?.cancel();
-  if (sessionId === null) throw new Error(`no session (HTTP ${response.status})`);
-  return sessionId;
 }
 
 const UNAVAILABLE = {
@@ -75,7 +59,7 @@ describe("while PostgreSQL is unreachable (over HTTP, both eras)", () => {
   });
 
   it("answers a plain retry message with a hint, and logs the detail", async () => {
-    const sessionId = await openSession(server.url);
+    const sessionId = await openLegacySession(server.url, ALICE, "store-errors");
     await relay.stop();
     const modern = await rpc(server.url, "tasks/get", { taskId: "t-outage" }, { token: ALICE });
     const legacy = await legacyCall(server.url, sessionId, 2, "tasks/get", { taskId: "t-outage" });
@@ -117,7 +101,7 @@ describe("a full store over HTTP (2025-11-25)", () => {
   });
 
   it("answers -32603 with data.reason store_full and the quota, as the 2026 era does", async () => {
-    const sessionId = await openSession(server.url);
+    const sessionId = await openLegacySession(server.url, ALICE, "store-errors");
     const params = {
       name: "slow_compute",
       arguments: { seconds: 30, label: "x".repeat(1200) },

@@ -19,6 +19,27 @@ export function legacyInitialize(clientName: string) {
   };
 }
 
+/** Opens a 2025-11-25 session as `token` (a bare `initialize`); resolves with its id. */
+export async function openLegacySession(
+  url: string,
+  token: string,
+  clientName: string,
+): Promise<string> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify(legacyInitialize(clientName)),
+  });
+  const sessionId = response.headers.get("mcp-session-id");
+  await response.body?.cancel();
+  if (sessionId === null) throw new Error(`no session (HTTP ${response.status})`);
+  return sessionId;
+}
+
 export interface WireResponse {
   status: number;
   body:
