@@ -42,9 +42,14 @@ export function tasksExpressHandler(
   };
 }
 
-/** Whether a body parser consumed the body (body-parser marks it `_body`). */
+/**
+ * Whether a body parser consumed the body: `req.body` set and the stream read to its end
+ * (body-parser 1.x, Express 4's, also marks it `_body`).
+ */
 function bodyParsed(req: ExpressLikeRequest): boolean {
-  return req.body !== undefined && (req as { _body?: unknown })._body === true;
+  return (
+    req.body !== undefined && (req.readableEnded || (req as { _body?: unknown })._body === true)
+  );
 }
 
 /** The error `express.json()` (body-parser) passes to `next`, as far as it is read here. */
