@@ -12,6 +12,11 @@ export interface TasksHttpServerOptions {
   readonly requestTimeoutMs?: number;
   /** Idle time before a kept-alive connection is closed (`server.keepAliveTimeout`); default 5 000 ms. */
   readonly keepAliveTimeoutMs?: number;
+  /**
+   * How often Node checks the header and request timeouts (`connectionsCheckingInterval`);
+   * default Node's 30 000 ms: a timeout fires up to this much late.
+   */
+  readonly connectionsCheckingIntervalMs?: number;
 }
 
 /**
@@ -24,7 +29,13 @@ export function createTasksHttpServer(
   listener: (req: IncomingMessage, res: ServerResponse) => void,
   options: TasksHttpServerOptions = {},
 ): Server {
-  const server = createServer(listener);
+  const server =
+    options.connectionsCheckingIntervalMs === undefined
+      ? createServer(listener)
+      : createServer(
+          { connectionsCheckingInterval: options.connectionsCheckingIntervalMs },
+          listener,
+        );
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;
   server.requestTimeout = options.requestTimeoutMs ?? 60_000;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;

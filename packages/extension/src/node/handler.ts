@@ -224,9 +224,10 @@ export function createNodeTasksHandler(
             {
               jsonrpc: "2.0",
               id: null,
+              // The SDK's answer (`createMcpHandler`, its transports), word for word.
               error: {
                 code: -32000,
-                message: `Request body too large (limit ${maxBodyBytes} bytes)`,
+                message: `Payload Too Large: Request body must not exceed ${maxBodyBytes} bytes`,
               },
             },
             { Connection: "close" },
