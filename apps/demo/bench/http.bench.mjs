@@ -17,7 +17,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
@@ -89,7 +88,7 @@ async function startDemo(store, { legacy = false } = {}) {
     store,
     resolver: anonymousResolver,
     tools: demoTools(),
-    ...(legacy && { legacy: createLegacyHandler }),
+    ...(legacy && { legacy: true }),
     onError: () => {},
   });
   const running = await listen(app, { host: "127.0.0.1", port: 0 });

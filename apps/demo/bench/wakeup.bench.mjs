@@ -17,7 +17,6 @@
 
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
@@ -87,7 +86,7 @@ async function startNode(store) {
     store,
     resolver: anonymousResolver,
     tools: [benchGate],
-    legacy: createLegacyHandler,
+    legacy: true,
     onError: () => {},
   });
   const running = await listen(app, { host: "127.0.0.1", port: 0 });

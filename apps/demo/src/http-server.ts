@@ -1,6 +1,7 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConsoleHandler } from "@mcp-tasks/console";
+import { createTasksHttpServer } from "@mcp-tasks/http";
 import type { DemoApp } from "./app.js";
 
 /** The running HTTP server. */
@@ -19,59 +20,62 @@ export async function listen(
   app: DemoApp,
   options: { host: string; port: number; maxBodyBytes?: number; console?: ConsoleHandler },
 ): Promise<RunningServer> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
-      app.metricsText().then(
-        (text) => {
-          res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
-          res.end(req.method === "HEAD" ? undefined : text);
-        },
-        () => {
-          res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
-          res.end("metrics unavailable\n");
-        },
-      );
-      return;
-    }
-    if (path === "/health" && (req.method === "GET" || req.method === "HEAD")) {
-      res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(
-        req.method === "HEAD"
-          ? undefined
-          : JSON.stringify({
-              status: "ok",
-              role: app.role,
-              holder: app.runner.holder,
-              claiming: app.runner.claiming,
-              running: app.runner.active,
-            }),
-      );
-      return;
-    }
-    // The web console (see console.ts), when configured: it answers every path below it.
-    if (options.console && (path === "/console" || path?.startsWith("/console/"))) {
-      void options.console(req, res);
-      return;
-    }
-    if (path !== "/mcp") {
-      res.writeHead(404, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ error: "Not found: the MCP endpoint is /mcp" }));
-      return;
-    }
-    app.handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json" });
-      res.end(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: null,
-          error: { code: -32603, message: "Internal error" },
-        }),
-      );
-    });
-  });
-  server.requestTimeout = 0;
-  server.headersTimeout = 30_000;
+  const server = createTasksHttpServer(
+    (req, res) => {
+      const path = (req.url ?? "/").split("?")[0];
+      if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
+        app.metricsText().then(
+          (text) => {
+            res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+            res.end(req.method === "HEAD" ? undefined : text);
+          },
+          () => {
+            res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
+            res.end("metrics unavailable\n");
+          },
+        );
+        return;
+      }
+      if (path === "/health" && (req.method === "GET" || req.method === "HEAD")) {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(
+          req.method === "HEAD"
+            ? undefined
+            : JSON.stringify({
+                status: "ok",
+                role: app.role,
+                holder: app.runner.holder,
+                claiming: app.runner.claiming,
+                running: app.runner.active,
+              }),
+        );
+        return;
+      }
+      // The web console (see console.ts), when configured: it answers every path below it.
+      if (options.console && (path === "/console" || path?.startsWith("/console/"))) {
+        void options.console(req, res);
+        return;
+      }
+      if (path !== "/mcp") {
+        res.writeHead(404, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ error: "Not found: the MCP endpoint is /mcp" }));
+        return;
+      }
+      app.handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json" });
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: null,
+            error: { code: -32603, message: "Internal error" },
+          }),
+        );
+      });
+    },
+    // Bounded header and request timeouts (a body trickled in cannot hold a socket); SSE
+    // responses are not bounded by them.
+    { headersTimeoutMs: 30_000 },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

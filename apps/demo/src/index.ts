@@ -1,6 +1,6 @@
 /**
  * `@mcp-tasks/demo` as a library, for tests and embedding: the composed app, the HTTP
- * listener, the owner resolvers, the legacy seam and the tools.
+ * listener, the owner resolvers and the tools.
  *
  * @packageDocumentation
  */
@@ -16,11 +16,5 @@ export {
 export { parseTokenList, StaticTokenResolver } from "./auth/static-tokens.js";
 export { ConfigError, type DemoConfig, HELP, parseConfig } from "./config.js";
 export { listen, type RunningServer } from "./http-server.js";
-export {
-  type LegacyEndpoint,
-  type LegacyFactory,
-  type LegacySeamOptions,
-  unavailableLegacyEndpoint,
-} from "./legacy-seam.js";
 export { openStore, type StoreKind, StoreUnavailableError } from "./store.js";
 export { demoTools } from "./tools/index.js";

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { createDemoApp } from "./app.js";
 import { resolverFromConfig } from "./auth/from-config.js";
 import { ConfigError, HELP, parseConfig } from "./config.js";
@@ -58,7 +57,7 @@ async function main(): Promise<number> {
     storeLabel: config.store,
     resolver: auth.resolver,
     requireAuth: config.requireAuth,
-    legacy: config.legacy ? createLegacyHandler : "off",
+    legacy: config.legacy ? true : "off",
     loopbackOnly:
       config.host === "127.0.0.1" || config.host === "localhost" || config.host === "::1",
     role: config.role,

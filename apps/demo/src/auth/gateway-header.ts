@@ -1,4 +1,5 @@
 import { owner } from "@mcp-tasks/core";
+import type { RequestHead } from "@mcp-tasks/http";
 import type { OwnerResolution, OwnerResolver } from "./resolver.js";
 
 /** Settings of a {@link GatewayHeaderResolver}. */
@@ -31,7 +32,7 @@ export class GatewayHeaderResolver implements OwnerResolver {
     this.#audience = options.audience ?? null;
   }
 
-  async resolve(request: Request): Promise<OwnerResolution> {
+  async resolve(request: RequestHead): Promise<OwnerResolution> {
     if (request.headers.get("x-gateway-secret") !== this.#secret) {
       return { kind: "reject", status: 403, message: "Requests must come through the gateway" };
     }

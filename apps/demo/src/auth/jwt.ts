@@ -3,6 +3,7 @@ import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
 
 type VerifyKey = Parameters<typeof jwtVerify>[1];
 
+import type { RequestHead } from "@mcp-tasks/http";
 import { bearerToken, type OwnerResolution, type OwnerResolver } from "./resolver.js";
 
 /** Settings of a {@link JwtResolver}. */
@@ -33,7 +34,7 @@ export class JwtResolver implements OwnerResolver {
     this.#key = options.key instanceof URL ? createRemoteJWKSet(options.key) : options.key;
   }
 
-  async resolve(request: Request): Promise<OwnerResolution> {
+  async resolve(request: RequestHead): Promise<OwnerResolution> {
     const token = bearerToken(request);
     if (token === undefined) return { kind: "anonymous" };
     if (token === null) return { kind: "reject", status: 401, message: "Malformed bearer token" };

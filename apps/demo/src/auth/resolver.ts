@@ -1,21 +1,18 @@
-import type { Owner } from "@mcp-tasks/core";
+import type { OwnerResolution, RequestHead } from "@mcp-tasks/http";
 
-/** What an {@link OwnerResolver} decides about one HTTP request. */
-export type OwnerResolution =
-  | { readonly kind: "owner"; readonly owner: Owner }
-  | { readonly kind: "anonymous" }
-  | { readonly kind: "reject"; readonly status: 401 | 403; readonly message: string };
+/** What an {@link OwnerResolver} decides about one HTTP request (`@mcp-tasks/http`'s type). */
+export type { OwnerResolution };
 
 /**
  * Turns an HTTP request into the owner every store call of that request is made as. It runs
  * once per request, before any MCP handling; a `reject` is answered with the HTTP status.
  */
 export interface OwnerResolver {
-  resolve(request: Request): Promise<OwnerResolution>;
+  resolve(request: RequestHead): Promise<OwnerResolution>;
 }
 
 /** The bearer token of an `Authorization` header; `undefined` without one; `null` if malformed. */
-export function bearerToken(request: Request): string | null | undefined {
+export function bearerToken(request: RequestHead): string | null | undefined {
   const header = request.headers.get("authorization");
   if (header === null) return undefined;
   const match = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(header);

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { type Owner, owner } from "@mcp-tasks/core";
+import type { RequestHead } from "@mcp-tasks/http";
 import { bearerToken, type OwnerResolution, type OwnerResolver } from "./resolver.js";
 
 /**
@@ -37,7 +38,7 @@ export class StaticTokenResolver implements OwnerResolver {
     this.#tokens = [...tokens].map(([token, who]) => [Buffer.from(token), who] as const);
   }
 
-  async resolve(request: Request): Promise<OwnerResolution> {
+  async resolve(request: RequestHead): Promise<OwnerResolution> {
     const token = bearerToken(request);
     if (token === undefined) return { kind: "anonymous" };
     if (token === null) return { kind: "reject", status: 401, message: "Malformed bearer token" };

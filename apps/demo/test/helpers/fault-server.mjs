@@ -11,7 +11,6 @@
 //   concurrency       most handlers running at once
 // Imports the built demo (`dist/`, built by vitest's global setup) and the built packages.
 import { owner } from "@mcp-tasks/core";
-import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { createDemoApp } from "../../dist/app.js";
 import { StaticTokenResolver } from "../../dist/auth/static-tokens.js";
@@ -35,7 +34,7 @@ const bugs = [];
 const app = createDemoApp({
   store,
   resolver: new StaticTokenResolver(tokens),
-  legacy: createLegacyHandler,
+  legacy: true,
   pollIntervalMs: options.pollIntervalMs ?? 500,
   ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
   onError: (error) => {

@@ -1,5 +1,4 @@
 import { owner } from "@mcp-tasks/core";
-import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { createDemoApp, type DemoApp, type DemoAppOptions } from "../../src/app.js";
 import { StaticTokenResolver } from "../../src/auth/static-tokens.js";
@@ -34,5 +33,5 @@ export async function startDemo(
 
 /** The demo with both eras, as the binary serves them. */
 export function startDualDemo(overrides: Partial<DemoAppOptions> = {}) {
-  return startDemo({ legacy: createLegacyHandler, ...overrides });
+  return startDemo({ legacy: true, ...overrides });
 }
