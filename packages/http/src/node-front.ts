@@ -82,8 +82,12 @@ export function writeRefusal(res: ServerResponse, r: Refusal): void {
  * abandoned (the connection is closed after the answer).
  */
 async function readBody(edge: Edge, req: IncomingMessage): Promise<JsonBody | "timeout"> {
+  // A body that has all arrived (the usual small POST, sent with its headers) needs no
+  // timer: the common poll pays nothing for the timeout.
+  const announced = Number(req.headers["content-length"] ?? Number.NaN);
+  const arrived = req.complete || req.readableLength >= announced;
   const reading = readJsonBody(req, edge.maxBodyBytes);
-  if (edge.bodyTimeoutMs <= 0) return reading;
+  if (edge.bodyTimeoutMs <= 0 || arrived) return reading;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), edge.bodyTimeoutMs);
