@@ -11,6 +11,9 @@ const entries = [
   "@mcp-tasks/legacy/sdk-task-store",
   "@mcp-tasks/extension",
   "@mcp-tasks/console",
+  "@mcp-tasks/http",
+  "@mcp-tasks/http/express",
+  "@mcp-tasks/http/hono",
 ];
 const counts = {};
 for (const entry of entries) counts[entry] = Object.keys(await import(entry)).length;
