@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Owner } from "@mcp-tasks/core";
 import { ANONYMOUS, extractTraceContext, isRpcError, type RpcOutcome } from "@mcp-tasks/core";
+import type { TasksServerFactory } from "@mcp-tasks/mcp-server";
 import {
   type AuthInfo,
   createMcpHandler,
@@ -9,6 +10,7 @@ import {
   isJsonContentType,
   SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/server";
+import { bindTasksExtension } from "../binding.js";
 import { RPC_ERROR } from "../errors.js";
 import type { TasksExtension } from "../extension.js";
 import { answerTaskListen, matchTaskListen, SSE_HEADERS } from "../listen-stream.js";
@@ -31,6 +33,13 @@ export interface NodeTasksHandlerOptions {
   readonly keepAliveMs?: number;
   /** Told about failures no client can receive; default ignore. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Your own server, built per request (called with `{ era: "modern" }`): the extension is
+   * attached to it with {@link bindTasksExtension} before it serves the request, so an
+   * `McpServer` keeps its tools, prompts and resources next to the task tools. Without it
+   * each request is served by a bare server with the extension's tools only.
+   */
+  readonly server?: TasksServerFactory;
 }
 
 /** Per-request input of {@link NodeTasksHandler.handle}. */
@@ -102,13 +111,20 @@ export function createNodeTasksHandler(
   const onError = options.onError ?? (() => {});
   const resultMeta = { [SERVER_INFO_META_KEY]: serverInfo };
   const classifier = new RequestClassifier();
+  const userServer = options.server;
   const sdk = createMcpHandler(
-    (ctx) =>
-      createQuietTasksServer(extension, {
-        owner: ownerOf(ctx.authInfo),
-        serverInfo,
-        ...(options.instructions !== undefined && { instructions: options.instructions }),
-      }),
+    async (ctx) => {
+      if (userServer === undefined) {
+        return createQuietTasksServer(extension, {
+          owner: ownerOf(ctx.authInfo),
+          serverInfo,
+          ...(options.instructions !== undefined && { instructions: options.instructions }),
+        });
+      }
+      const server = await userServer({ era: "modern" });
+      bindTasksExtension(server, extension, ownerOf(ctx.authInfo));
+      return server;
+    },
     { legacy: "reject", maxRequestBodySize: maxBodyBytes, onerror: () => {} },
   );
 
