@@ -15,6 +15,7 @@ import {
   readJsonBody,
   TasksExtension,
   type TasksTool,
+  TOO_DEEP_ANSWER,
   webRequestFor,
   writeJson,
   writeWebResponse,
@@ -319,6 +320,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
         return jsonRpcError(res, 415, -32600, "Unsupported Media Type: use application/json");
       }
       body = await readJsonBody(req, maxBodyBytes);
+      if (body.kind === "too-deep") return writeJson(res, 400, TOO_DEEP_ANSWER);
       if (body.kind === "too-large") {
         return jsonRpcError(res, 413, -32600, "Request body too large", { Connection: "close" });
       }

@@ -18,6 +18,7 @@ import type { TasksRequestContext } from "../request.js";
 import { discardBody, type JsonBody, readJsonBody } from "./body.js";
 import { RequestClassifier } from "./classify.js";
 import { type DirectTasksRequest, matchDirectTasksRequest } from "./direct-route.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { createQuietTasksServer } from "./quiet-server.js";
 import { webRequestFor, writeJson, writeWebResponse } from "./web-bridge.js";
 
@@ -80,6 +81,15 @@ export interface NodeTasksHandler {
 }
 
 const OWNER_KEY = "io.github.mcp-tasks/owner";
+/** The answer to a body nested deeper than `MAX_JSON_DEPTH`, in either era. */
+export const TOO_DEEP_ANSWER = Object.freeze({
+  jsonrpc: "2.0",
+  id: null,
+  error: Object.freeze({
+    code: -32600,
+    message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+  }),
+});
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 function ownerOf(authInfo: AuthInfo | undefined): Owner {
@@ -233,6 +243,10 @@ export function createNodeTasksHandler(
         const body =
           requestOptions.body ??
           (isPost ? await readJsonBody(req, maxBodyBytes) : { kind: "empty" });
+        if (body.kind === "too-deep") {
+          writeJson(res, 400, TOO_DEEP_ANSWER);
+          return;
+        }
         if (body.kind === "too-large") {
           writeJson(
             res,
