@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { demoArguments } from "./demo-args.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -20,18 +21,14 @@ const pipelines = {
     ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
   ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
-  // The embedded, durable store by default; later flags win (`npm run demo -- --store memory`).
+  // The embedded, durable store by default, unless the user chose one (scripts/demo-args.mjs).
   demo: [
     ["exec", "turbo", "run", "build", "--filter=@mcp-tasks/demo..."],
     [
       "--filter",
       "@mcp-tasks/demo",
       "start",
-      "--store",
-      "pglite",
-      "--data-dir",
-      join(root, ".mcp-tasks"),
-      ...rest,
+      ...demoArguments(rest, process.env, join(root, ".mcp-tasks")),
     ],
   ],
 };
