@@ -12,6 +12,18 @@ const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "
 const task = process.argv[2];
 const rest = process.argv.slice(3);
 
+const npx = process.platform === "win32" ? "npx.cmd" : "npx";
+/** The Node.js lines tested besides the one running this script (the whole suite). */
+const OTHER_NODE_LINES = ["22", "24"];
+/** The packages whose unit suites run on every line (no browser; a few PostgreSQL cases). */
+const UNIT_SUITES = [
+  "packages/core",
+  "packages/store-memory",
+  "packages/extension",
+  "packages/legacy",
+];
+
+// A step is pnpm arguments, or a command of its own (with a label and a directory).
 const pipelines = {
   // Lint and type errors fail the suite like a failing test does.
   test: [
@@ -19,6 +31,17 @@ const pipelines = {
     // The packages as published: publint, attw --profile esm-only, manifest rules.
     ["exec", "node", "scripts/pack-check.mjs"],
     ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
+    // Node 20 is past its end of life (April 2026): the unit suites of the pure packages
+    // also run on the maintained lines, each with the `node` npm package's binary (vitest's
+    // workers start from process.execPath, so they run on it too).
+    ...OTHER_NODE_LINES.flatMap((line) =>
+      UNIT_SUITES.map((dir) => ({
+        label: `node ${line}: ${dir}`,
+        command: npx,
+        args: ["-y", "-p", `node@${line}`, "--", "node", "./node_modules/vitest/vitest.mjs", "run"],
+        cwd: join(root, dir),
+      })),
+    ),
   ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
   // The embedded, durable store by default, unless the user chose one (scripts/demo-args.mjs).
@@ -38,8 +61,6 @@ if (!pipelines[task]) {
   process.exit(2);
 }
 
-const npx = process.platform === "win32" ? "npx.cmd" : "npx";
-
 // Totals of every vitest run in the output, for one closing line over the whole suite.
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
@@ -55,12 +76,12 @@ function count(text) {
 
 let child = null;
 function pnpm(args, env = process.env) {
+  return run(npx, ["-y", packageManager, ...args], root, env);
+}
+
+function run(command, args, cwd, env) {
   return new Promise((resolve, reject) => {
-    child = spawn(npx, ["-y", packageManager, ...args], {
-      cwd: root,
-      env,
-      stdio: ["inherit", "pipe", "inherit"],
-    });
+    child = spawn(command, args, { cwd, env, stdio: ["inherit", "pipe", "inherit"] });
     let pending = "";
     child.stdout.on("data", (chunk) => {
       process.stdout.write(chunk);
@@ -113,7 +134,11 @@ if (status === 0 && usesPostgres) {
 }
 for (const step of pipelines[task]) {
   if (status !== 0 || interrupted) break;
-  status = await pnpm(step, env);
+  if (Array.isArray(step)) status = await pnpm(step, env);
+  else {
+    console.log(`\n== ${step.label}`);
+    status = await run(step.command, step.args, step.cwd, env);
+  }
 }
 await database?.stop();
 if (task === "test") {
