@@ -23,15 +23,18 @@ import { postgresStore } from "./stores.js";
 
 /**
  * An unmodified-handler `@modelcontextprotocol/sdk` 1.x server: the only change from the
- * SDK's own examples is `...sdkTaskOptions({ service })` in the server options (and, for
- * owners from auth info, `withTaskAuth` around the transport call).
+ * SDK's own examples is `...sdkTaskOptions({ service })` (one per process) in the server
+ * options (and, for owners from auth info, `withTaskAuth` around the transport call).
  */
-function buildServer(service: TaskService, gates: Map<string, Gate>): McpServer {
+function buildServer(
+  tasks: ReturnType<typeof sdkTaskOptions>,
+  gates: Map<string, Gate>,
+): McpServer {
   const server = new McpServer(
     { name: "sdk1-durable", version: "1.0.0" },
     {
       capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-      ...sdkTaskOptions({ service }),
+      ...tasks,
     },
   );
   server.experimental.tasks.registerToolTask(
@@ -99,6 +102,7 @@ const factories: StoreFactory[] = [memoryStore, postgresStore];
 describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name store", (factory) => {
   let fixture: StoreFixture;
   let service: TaskService;
+  let tasks: ReturnType<typeof sdkTaskOptions>;
   let http: HttpServer;
   let url: URL;
   const gates = new Map<string, Gate>();
@@ -108,6 +112,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
   beforeAll(async () => {
     fixture = await factory.create();
     service = new TaskService({ store: fixture.store, pollIntervalMs: 20 });
+    tasks = sdkTaskOptions({ service });
     http = createServer(async (req, res) => {
       const body = req.method === "POST" ? await readBody(req) : undefined;
       const who = req.headers["x-owner"];
@@ -122,7 +127,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
             transports.set(id, transport as StreamableHTTPServerTransport);
           },
         });
-        await buildServer(service, gates).connect(transport);
+        await buildServer(tasks, gates).connect(transport);
       }
       const t = transport;
       await withTaskAuth(auth, () =>
@@ -135,6 +140,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all([...transports.values()].map((t) => t.close()));
+    tasks.taskStore.close();
     http.closeAllConnections();
     await new Promise<void>((resolve) => http.close(() => resolve()));
     await fixture.close();
