@@ -133,8 +133,9 @@ describe("an SDK 1.x server on SdkTaskStore, killed and restarted on the same Po
 
     // tasks/result waits for the task to end: the new process sweeps it once its lease
     // has run out, and the owner gets core's worker-lost error.
+    // (Bounded: a task left `working` would hold it until the client gives up.)
     const lost = await aliceAgain.experimental.tasks
-      .getTaskResult(runningId, CallToolResultSchema)
+      .getTaskResult(runningId, CallToolResultSchema, { timeout: 30_000 })
       .catch((error: unknown) => error);
     expect(lost).toMatchObject({ code: WORKER_LOST_ERROR.code });
     expect(String((lost as Error).message)).toContain(WORKER_LOST_ERROR.message);
