@@ -4,6 +4,7 @@
 // The child imports this package by name, i.e. its built `dist` (the test task builds first).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { WORKER_LOST_ERROR } from "@mcp-tasks/core/store";
 import { openScratchTaskStore, type ScratchTaskStore } from "@mcp-tasks/store-drizzle/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -42,8 +43,8 @@ interface ServerProcess {
 
 /** Starts the program and waits (bounded) for the URL it prints. */
 async function startServer(schema: string): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [SCRIPT.pathname], {
-    cwd: PACKAGE_ROOT.pathname,
+  const child: ChildProcess = spawn(process.execPath, [fileURLToPath(SCRIPT)], {
+    cwd: fileURLToPath(PACKAGE_ROOT),
     env: { ...process.env, DATABASE_URL, TASKS_SCHEMA: schema, PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
