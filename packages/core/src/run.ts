@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { isTaskError } from "./errors.js";
-import { isTerminal, retryingMessage } from "./lifecycle.js";
+import { CANCELLED_WITHOUT_RUN_MESSAGE, isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { RunWriter } from "./run-writer.js";
 import type { TaskService } from "./service.js";
@@ -115,6 +115,8 @@ export class Run {
   #written: TaskRecord | undefined;
   /** Why the run stopped without an outcome of its own, when it did. */
   #stopReason: RunStoppedError["reason"] | undefined;
+  /** The watch saw the task's cancellation requested. */
+  #cancelSeen = false;
   /** The status the task was given elsewhere while this run held it (an immediate cancel). */
   #endedAs: TaskRecord["status"] | undefined;
 
@@ -328,17 +330,28 @@ export class Run {
       this.#settled = true;
       this.abort(new RunStoppedError(this.taskId, "deadline"));
       const writer = this.#writer;
-      void this.#storeOutcome(() =>
+      // A recorded cancel request wins: a requeue of such a task ends it cancelled (in the
+      // store, atomically); a last attempt is checked here before it fails.
+      void this.#storeOutcome(async () =>
         this.#attemptsLeft()
           ? writer.requeue(this.#retrying("the deadline was exceeded"))
-          : writer.fail({
-              code: INTERNAL_ERROR_CODE,
-              message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
-            }),
+          : (await this.#cancelRequested())
+            ? writer.markCancelled(CANCELLED_WITHOUT_RUN_MESSAGE)
+            : writer.fail({
+                code: INTERNAL_ERROR_CODE,
+                message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
+              }),
       );
     }, deadlineMs);
     timer.unref();
     return timer;
+  }
+
+  /** Whether the task's cancellation was requested: seen by the watch, or read now. */
+  async #cancelRequested(): Promise<boolean> {
+    if (this.#cancelSeen) return true;
+    const task = await this.#host.service.get(this.#owner, this.taskId);
+    return task.cancelRequestedAt !== null;
   }
 
   #startLeaseRenewal(): NodeJS.Timeout | undefined {
@@ -388,6 +401,7 @@ export class Run {
         ) {
           this.abort(new RunStoppedError(this.taskId, "superseded"));
         } else if (task.cancelRequestedAt !== null || isTerminal(task.status)) {
+          if (task.cancelRequestedAt !== null) this.#cancelSeen = true;
           this.abort();
         } else {
           this.#noteStatus(task.status);

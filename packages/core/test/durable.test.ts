@@ -10,6 +10,7 @@ import {
   TaskService,
   type ToolDefinition,
 } from "../src/index.js";
+import { CANCELLED_WITHOUT_RUN_MESSAGE } from "../src/store-api.js";
 import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice" });
@@ -313,6 +314,104 @@ describe("durable execution", () => {
     );
     expect(cancelled.status).toBe("cancelled");
     expect(ran).toBe(false);
+  });
+
+  describe("a recorded cancel request wins over a lost worker", () => {
+    /** A tool whose handler ignores its signal until the test lets it go. */
+    function deaf(name: string, execution?: ToolDefinition["execution"]) {
+      const held = gate();
+      const started = gate();
+      const job = tool(
+        name,
+        async () => {
+          started.open();
+          await held.opened;
+          return text("late");
+        },
+        execution,
+      );
+      return { job, release: held.open, started: started.opened };
+    }
+
+    it("a deadline overrun ends it cancelled, on its last attempt or with attempts left", async () => {
+      const store = new ReferenceTaskStore();
+      const last = deaf("last", { deadlineMs: 60 });
+      const more = deaf("more", { deadlineMs: 60, retry: { attempts: 3, backoffMs: 0 } });
+      const { service, runner } = node(store, { tools: [last.job, more.job] });
+      try {
+        for (const { job, started } of [last, more]) {
+          const t = await runner.start(alice, {
+            era,
+            request: { toolName: job.name, arguments: {} },
+          });
+          await started;
+          await service.requestCancel(alice, t.taskId);
+          const ended = await until(
+            () => service.get(alice, t.taskId),
+            (r) => r.status !== "working",
+          );
+          expect(ended.status).toBe("cancelled");
+          expect(ended.statusMessage).toBe(CANCELLED_WITHOUT_RUN_MESSAGE);
+          // Not re-run: the first attempt is the only one.
+          expect(ended.execution.attempt).toBe(1);
+        }
+      } finally {
+        last.release();
+        more.release();
+      }
+    });
+
+    it("a shutdown hand-back ends it cancelled instead of queueing it again", async () => {
+      const store = new ReferenceTaskStore();
+      const { job, release, started } = deaf("job", { retry: { attempts: 3 } });
+      const a = node(store, { tools: [job], lease: { holder: "a" } });
+      try {
+        const t = await a.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+        await started;
+        await a.service.requestCancel(alice, t.taskId);
+        await a.runner.shutdown({ drainMs: 20 });
+        const ended = await a.service.get(alice, t.taskId);
+        expect(ended.status).toBe("cancelled");
+        expect(ended.execution).toMatchObject({ attempt: 1, holder: null });
+      } finally {
+        release();
+      }
+    });
+
+    it("a worker lost after the request ends it cancelled, neither re-run nor Worker lost", async () => {
+      for (const attempts of [1, 3]) {
+        const clock = new ManualClock();
+        const store = new ReferenceTaskStore({ clock });
+        const { job, release, started } = deaf("job", { retry: { attempts, backoffMs: 0 } });
+        // Node A hears nothing once its run started: it is as good as dead.
+        const a = node(withoutChangeFeed(store), {
+          tools: [job],
+          recheckMs: 0,
+          lease: { holder: "a", durationMs: 1000, renewEveryMs: 3_600_000 },
+        });
+        try {
+          const t = await a.runner.start(alice, {
+            era,
+            request: { toolName: "job", arguments: {} },
+          });
+          await started;
+          a.runner.stopClaiming();
+          const client = new TaskService({ store });
+          await client.requestCancel(alice, t.taskId);
+          clock.advance(1001);
+          const b = node(store, { tools: [job], lease: { holder: "b" } });
+          const ended = await until(
+            () => b.service.get(alice, t.taskId),
+            (r) => r.status !== "working",
+          );
+          expect(ended.status).toBe("cancelled");
+          expect(ended.outcome).toBeNull();
+          expect(ended.execution.attempt).toBe(1);
+        } finally {
+          release();
+        }
+      }
+    });
   });
 
   it("stops a run cancelled outright (2025-11-25) as cancelled, not as taken over", async () => {
