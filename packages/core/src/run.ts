@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { isTaskError } from "./errors.js";
+import { clientViewOf, isTaskError } from "./errors.js";
 import { CANCELLED_WITHOUT_RUN_MESSAGE, isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { RunWriter } from "./run-writer.js";
@@ -45,9 +45,17 @@ export class RunStoppedError extends Error {
 
 /**
  * Turns anything a handler throws into the JSON-RPC error the task fails with: the error's
- * own integer `code` (and `data`) when it has one, else -32603 Internal error.
+ * own integer `code` (and `data`) when it has one, else -32603 Internal error. A
+ * `store_unavailable` task error names its cause (driver text, errno, the database's
+ * address): the task gets the words clients get for such an outage instead
+ * (`STORE_UNAVAILABLE_MESSAGE`, `data.reason` and `data.retryAfterMs`); whoever stores
+ * the error reports the detail (the runner, to `onError`).
  */
 export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
+  if (isTaskError(thrown, "store_unavailable")) {
+    const { message, data } = clientViewOf(thrown);
+    return { code: INTERNAL_ERROR_CODE, message, data };
+  }
   if (typeof thrown === "object" && thrown !== null) {
     const { code, message, data } = thrown as { code?: unknown; message?: unknown; data?: unknown };
     const text = typeof message === "string" && message.length > 0 ? message : "Internal error";
@@ -205,6 +213,8 @@ export class Run {
       // The handler stopped on its signal: acknowledge the cancellation.
       await this.#storeOutcome(() => writer.markCancelled());
     } else {
+      // The detail of an outage goes to the logs; the task keeps only the client's words.
+      if (isTaskError(thrown, "store_unavailable")) this.#host.reportError(thrown, this.taskId);
       const error = toJsonRpcError(thrown);
       const { retryOnError } = this.execution;
       await this.#storeOutcome(() =>
