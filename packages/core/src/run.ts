@@ -139,6 +139,8 @@ export class Run {
   #leaseUntil: number;
   /** A renewal is in flight. */
   #renewing = false;
+  /** The last renewal failed because the store could not be reached (none got through since). */
+  #renewFailing = false;
   /** The wait before the next try of a renewal the store could not take. */
   #renewRetryMs: number;
   /** The watch saw the task's cancellation requested. */
@@ -407,6 +409,7 @@ export class Run {
         if (held) {
           this.#leaseUntil = Math.max(this.#leaseUntil, sentAt + this.#host.leaseMs);
           this.#renewRetryMs = this.#host.retryMs;
+          this.#renewFailing = false;
         } else if (!this.#settled) {
           // The task ended elsewhere, or another run took it over: a read says which.
           void this.#lostHold();
@@ -416,6 +419,11 @@ export class Run {
         this.#renewing = false;
         this.#host.reportError(error, this.taskId);
         if (!isTaskError(error, "store_unavailable") || this.#settled) return;
+        this.#renewFailing = true;
+        if (performance.now() >= this.#leaseUntil) {
+          this.abort(new RunStoppedError(this.taskId, "lease_expired"));
+          return;
+        }
         const wait = Math.min(this.#renewRetryMs, this.#host.renewEveryMs);
         this.#renewRetryMs = Math.min(this.#renewRetryMs * 2, MAX_OUTAGE_RETRY_MS);
         setTimeout(() => this.#renew(), wait).unref();
@@ -424,26 +432,30 @@ export class Run {
   }
 
   /**
-   * Stops the run when its lease runs out without a renewal getting through (the store
-   * stayed unavailable, or this node lost its link to it): another node may recover the
-   * task by then, so the handler must not go on (its outcome would be fenced out anyway).
-   * The task is left to orphan recovery, which applies its retry policy.
+   * Stops the run when its lease runs out because renewals could not get through (the
+   * store stayed unavailable, or this node lost its link to it): another node may recover
+   * the task by then, so the handler must not go on (its outcome would be fenced out
+   * anyway). The task is left to orphan recovery, which applies its retry policy. A lease
+   * that ran out with no outage in sight (this process stalled: SIGSTOP, a blocked event
+   * loop) is renewed at once instead: the store then says whether another run took over.
    */
   #startLeaseEnd(): { timer: NodeJS.Timeout } | undefined {
     if (!this.#host.service.queues) return undefined;
     const handle = { timer: undefined as unknown as NodeJS.Timeout };
-    const arm = () => {
-      handle.timer = setTimeout(
-        () => {
-          if (this.#settled) return;
-          if (performance.now() < this.#leaseUntil) arm();
-          else this.abort(new RunStoppedError(this.taskId, "lease_expired"));
-        },
-        Math.max(0, this.#leaseUntil - performance.now()),
-      );
+    const arm = (ms: number) => {
+      handle.timer = setTimeout(() => {
+        if (this.#settled) return;
+        const left = this.#leaseUntil - performance.now();
+        if (left > 0) arm(left);
+        else if (this.#renewFailing) this.abort(new RunStoppedError(this.taskId, "lease_expired"));
+        else {
+          this.#renew();
+          arm(Math.max(1, this.#host.retryMs));
+        }
+      }, ms);
       handle.timer.unref();
     };
-    arm();
+    arm(Math.max(0, this.#leaseUntil - performance.now()));
     return handle;
   }
 
