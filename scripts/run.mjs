@@ -5,12 +5,25 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { demoArguments } from "./demo-args.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const task = process.argv[2];
 const rest = process.argv.slice(3);
 
+const npx = process.platform === "win32" ? "npx.cmd" : "npx";
+/** The Node.js lines tested besides the one running this script (the whole suite). */
+const OTHER_NODE_LINES = ["22", "24"];
+/** The packages whose unit suites run on every line (no browser; a few PostgreSQL cases). */
+const UNIT_SUITES = [
+  "packages/core",
+  "packages/store-memory",
+  "packages/extension",
+  "packages/legacy",
+];
+
+// A step is pnpm arguments, or a command of its own (with a label and a directory).
 const pipelines = {
   // Lint and type errors fail the suite like a failing test does.
   test: [
@@ -18,20 +31,27 @@ const pipelines = {
     // The packages as published: publint, attw --profile esm-only, manifest rules.
     ["exec", "node", "scripts/pack-check.mjs"],
     ["exec", "turbo", "run", "typecheck", "test", "--concurrency=1"],
+    // Node 20 is past its end of life (April 2026): the unit suites of the pure packages
+    // also run on the maintained lines, each with the `node` npm package's binary (vitest's
+    // workers start from process.execPath, so they run on it too).
+    ...OTHER_NODE_LINES.flatMap((line) =>
+      UNIT_SUITES.map((dir) => ({
+        label: `node ${line}: ${dir}`,
+        command: npx,
+        args: ["-y", "-p", `node@${line}`, "--", "node", "./node_modules/vitest/vitest.mjs", "run"],
+        cwd: join(root, dir),
+      })),
+    ),
   ],
   bench: [["exec", "turbo", "run", "bench", "--concurrency=1"]],
-  // The embedded, durable store by default; later flags win (`npm run demo -- --store memory`).
+  // The embedded, durable store by default, unless the user chose one (scripts/demo-args.mjs).
   demo: [
     ["exec", "turbo", "run", "build", "--filter=@mcp-tasks/demo..."],
     [
       "--filter",
       "@mcp-tasks/demo",
       "start",
-      "--store",
-      "pglite",
-      "--data-dir",
-      join(root, ".mcp-tasks"),
-      ...rest,
+      ...demoArguments(rest, process.env, join(root, ".mcp-tasks")),
     ],
   ],
 };
@@ -40,8 +60,6 @@ if (!pipelines[task]) {
   console.error(`usage: node scripts/run.mjs <${Object.keys(pipelines).join("|")}>`);
   process.exit(2);
 }
-
-const npx = process.platform === "win32" ? "npx.cmd" : "npx";
 
 // Totals of every vitest run in the output, for one closing line over the whole suite.
 const totals = { passed: 0, failed: 0, skipped: 0 };
@@ -58,12 +76,12 @@ function count(text) {
 
 let child = null;
 function pnpm(args, env = process.env) {
+  return run(npx, ["-y", packageManager, ...args], root, env);
+}
+
+function run(command, args, cwd, env) {
   return new Promise((resolve, reject) => {
-    child = spawn(npx, ["-y", packageManager, ...args], {
-      cwd: root,
-      env,
-      stdio: ["inherit", "pipe", "inherit"],
-    });
+    child = spawn(command, args, { cwd, env, stdio: ["inherit", "pipe", "inherit"] });
     let pending = "";
     child.stdout.on("data", (chunk) => {
       process.stdout.write(chunk);
@@ -116,7 +134,11 @@ if (status === 0 && usesPostgres) {
 }
 for (const step of pipelines[task]) {
   if (status !== 0 || interrupted) break;
-  status = await pnpm(step, env);
+  if (Array.isArray(step)) status = await pnpm(step, env);
+  else {
+    console.log(`\n== ${step.label}`);
+    status = await run(step.command, step.args, step.cwd, env);
+  }
 }
 await database?.stop();
 if (task === "test") {

@@ -102,7 +102,7 @@ export class TaskMetrics {
     });
     this.#orphans = new Counter({
       name: "mcp_tasks_orphans_recovered_total",
-      help: "Tasks whose worker was lost, recovered by this node: requeued or failed.",
+      help: "Tasks whose worker was lost, recovered by this node: requeued, failed, or cancelled (a cancel was requested).",
       labelNames: ["outcome"],
       registers,
     });
@@ -177,11 +177,14 @@ export class TaskMetrics {
         this.#inputRounds.inc({ tool: this.#tool(call.result) });
         return;
       case "recoverOrphans": {
-        const { requeued, failed, failedTasks } = call.result;
+        const { requeued, failed, failedTasks, cancelled, cancelledTasks } = call.result;
         if (requeued > 0) this.#orphans.inc({ outcome: "requeued" }, requeued);
         if (failed > 0) this.#orphans.inc({ outcome: "failed" }, failed);
-        // Failed "Worker lost" by this node's sweep: finished like any other terminal write.
+        if (cancelled > 0) this.#orphans.inc({ outcome: "cancelled" }, cancelled);
+        // Failed "Worker lost", or cancelled as requested, by this node's sweep: finished
+        // like any other terminal write.
         for (const task of failedTasks) this.#finish(task);
+        for (const task of cancelledTasks) this.#finish(task);
         return;
       }
       default:

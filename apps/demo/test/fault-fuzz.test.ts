@@ -677,6 +677,51 @@ describe("fault fuzzing over HTTP (both eras, own process)", () => {
     await fuzz(legacyRequest(world));
   }, 120_000);
 
+  it("2026-07-28 with a valid envelope: params nested 10 000 deep on every method, 4xx, never 5xx", async () => {
+    const deep = [
+      "[".repeat(10_000) + "]".repeat(10_000),
+      `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`,
+    ];
+    for (const method of METHODS) {
+      for (const [where, nested] of deep.flatMap((d) => [
+        ["_meta", d] as const,
+        ["arguments", d] as const,
+      ])) {
+        const meta =
+          where === "_meta"
+            ? `{${JSON.stringify(ENVELOPE).slice(1, -1)},"deep":${nested}}`
+            : JSON.stringify(ENVELOPE);
+        const args = where === "arguments" ? `{"deep":${nested}}` : "{}";
+        const outcome = await sendRaw(
+          world.url,
+          {
+            method: "POST",
+            path: "/mcp",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              authorization: "Bearer alice-token",
+              "mcp-protocol-version": MODERN,
+              "mcp-method": method,
+              "mcp-name": "greet",
+            },
+            body: `{"jsonrpc":"2.0","id":1,"method":"${method}","params":{"name":"greet","taskId":"greet","arguments":${args},"_meta":${meta}}}`,
+          },
+          { headersMs: 10_000, bodyMs: 10_000 },
+        );
+        expect(outcome.kind, `${method} ${where}`).toBe("answer");
+        if (outcome.kind !== "answer") continue;
+        expect(
+          outcome.status,
+          `${method} ${where}: ${outcome.body.slice(0, 200)}`,
+        ).toBeGreaterThanOrEqual(400);
+        expect(outcome.status, `${method} ${where}: ${outcome.body.slice(0, 200)}`).toBeLessThan(
+          500,
+        );
+      }
+    }
+  }, 120_000);
+
   it("Host and Origin headers: loopback served, anything else 4xx, never 5xx", async () => {
     const port = new URL(world.url).port;
     const host = fc.oneof(

@@ -1,3 +1,4 @@
+import { createRawDispatch } from "@mcp-tasks/extension/client";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   createTaskSessionFromClient,
@@ -6,7 +7,6 @@ import {
 } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
-import { rawDispatch } from "./helpers/raw-dispatch.js";
 import { ALICE, BOB, startDemo } from "./helpers/server.js";
 import { rpc } from "./helpers/wire.js";
 
@@ -45,7 +45,7 @@ describe("@modelcontextprotocol/ext-tasks client on its 2026-07-28 path", () => 
     const inputs: string[] = [];
     const session = createTaskSessionFromClient(client, {
       endpointId: `demo-${token}`,
-      rawDispatch: rawDispatch(server.url, token),
+      rawDispatch: createRawDispatch({ url: server.url, token }),
       v2RequestFraming: {
         protocolVersion: "2026-07-28",
         clientInfo,

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRawDispatch } from "@mcp-tasks/extension/client";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectLegacy } from "./helpers/legacy-client.js";
 import { killAll, metricsUrl, startProcess } from "./helpers/process.js";
-import { rawDispatch } from "./helpers/raw-dispatch.js";
 
 /**
  * The issue's "done when": the demo started as the root `npm run demo` starts it (the
@@ -49,7 +49,7 @@ describe("quick start on the embedded store", () => {
       );
       const session = createTaskSessionFromClient(client, {
         endpointId: "quickstart-modern",
-        rawDispatch: rawDispatch(demo.url, token),
+        rawDispatch: createRawDispatch({ url: demo.url, token }),
         v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities: {} },
       });
       try {

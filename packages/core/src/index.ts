@@ -109,6 +109,7 @@ export type {
 } from "./task-context.js";
 export {
   executionPolicyOf,
+  listedToolFields,
   type Preflight,
   type PreflightOutcome,
   TASK_MODES,

@@ -512,9 +512,14 @@ export interface Requeue {
 /**
  * Back to the queue: the task stays running (`working`), no run holds it, the questions
  * of the abandoned run are dropped (their answers stay in `inputAnswers`).
+ *
+ * A task whose cancellation was requested is not queued again: it ends `cancelled` (see
+ * {@link endCancelRequested}), since the run that would have acknowledged the request is
+ * gone, and another attempt would only acknowledge it later.
  */
 export function requeueTask(task: TaskRecord, now: number, requeue: Requeue): TaskRecord {
   assertIntentAllowed(task, "requeue");
+  if (task.cancelRequestedAt !== null) return endCancelRequested(task, now);
   const e = task.execution;
   const next = copyRecord(task);
   next.status = "working";
@@ -550,11 +555,26 @@ export function isOrphaned(task: TaskRecord, now: number): boolean {
   );
 }
 
+/** The status message of a cancel-requested task that ended without its run's acknowledgement. */
+export const CANCELLED_WITHOUT_RUN_MESSAGE =
+  "The task was cancelled by request (its run ended before acknowledging it).";
+
 /**
- * An orphan (see {@link isOrphaned}) goes back to the queue while attempts remain, after
- * its backoff; otherwise it fails with {@link WORKER_LOST_ERROR}.
+ * A task whose cancellation was requested, and whose run ended without an outcome of its
+ * own (its worker was lost, ran past the deadline, or handed it back): it ends `cancelled`.
+ * A recorded request wins over another attempt and over "Worker lost".
+ */
+export function endCancelRequested(task: TaskRecord, now: number): TaskRecord {
+  return markTaskCancelled(task, now, CANCELLED_WITHOUT_RUN_MESSAGE);
+}
+
+/**
+ * An orphan (see {@link isOrphaned}) whose cancellation was requested ends `cancelled`;
+ * any other goes back to the queue while attempts remain, after its backoff, and otherwise
+ * fails with {@link WORKER_LOST_ERROR}.
  */
 export function recoverOrphan(task: TaskRecord, now: number): TaskRecord {
+  if (task.cancelRequestedAt !== null) return endCancelRequested(task, now);
   const e = task.execution;
   if (e.attempt < e.maxAttempts) {
     return requeueTask(task, now, {

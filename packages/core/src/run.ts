@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import { isTaskError } from "./errors.js";
-import { isTerminal, retryingMessage } from "./lifecycle.js";
+import { clientViewOf, isTaskError } from "./errors.js";
+import { CANCELLED_WITHOUT_RUN_MESSAGE, isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
 import type { RunWriter } from "./run-writer.js";
 import type { TaskService } from "./service.js";
@@ -25,29 +25,44 @@ export class TaskCancelledError extends Error {
 
 /**
  * Why a run stopped other than by cancellation: its deadline passed, another run
- * superseded it (its lease was lost), or its worker handed it back on shutdown. None of
- * these is the handler's outcome: the run's result, if any, is discarded.
+ * superseded it (its lease was lost), its worker handed it back on shutdown, or its lease
+ * ran out while the store could not be reached to renew it (`lease_expired`: the task is
+ * then recovered like any lost worker's, by its retry policy). None of these is the
+ * handler's outcome: the run's result, if any, is discarded.
  */
 export class RunStoppedError extends Error {
   override readonly name = "AbortError";
-  readonly reason: "deadline" | "superseded" | "handed_back";
+  readonly reason: "deadline" | "superseded" | "handed_back" | "lease_expired";
   constructor(taskId: string, reason: RunStoppedError["reason"]) {
     super(
       reason === "deadline"
         ? `Task ${taskId} ran past its deadline`
         : reason === "superseded"
           ? `Task ${taskId} is now run elsewhere: this run lost its lease`
-          : `Task ${taskId} was handed back to the queue by a stopping worker`,
+          : reason === "lease_expired"
+            ? `Task ${taskId} stopped: its lease ran out while the task store was unavailable`
+            : `Task ${taskId} was handed back to the queue by a stopping worker`,
     );
     this.reason = reason;
   }
 }
 
+/** The longest wait between two tries of a run's write while the store is unavailable. */
+const MAX_OUTAGE_RETRY_MS = 1_000;
+
 /**
  * Turns anything a handler throws into the JSON-RPC error the task fails with: the error's
- * own integer `code` (and `data`) when it has one, else -32603 Internal error.
+ * own integer `code` (and `data`) when it has one, else -32603 Internal error. A
+ * `store_unavailable` task error names its cause (driver text, errno, the database's
+ * address): the task gets the words clients get for such an outage instead
+ * (`STORE_UNAVAILABLE_MESSAGE`, `data.reason` and `data.retryAfterMs`); whoever stores
+ * the error reports the detail (the runner, to `onError`).
  */
 export function toJsonRpcError(thrown: unknown): JsonRpcErrorObject {
+  if (isTaskError(thrown, "store_unavailable")) {
+    const { message, data } = clientViewOf(thrown);
+    return { code: INTERNAL_ERROR_CODE, message, data };
+  }
   if (typeof thrown === "object" && thrown !== null) {
     const { code, message, data } = thrown as { code?: unknown; message?: unknown; data?: unknown };
     const text = typeof message === "string" && message.length > 0 ? message : "Internal error";
@@ -70,6 +85,8 @@ export interface RunHost {
   readonly leaseMs: number;
   readonly renewEveryMs: number;
   readonly recheckMs: number;
+  /** First wait before a run's write is tried again while the store is unavailable. */
+  readonly retryMs: number;
   /** Where the run spans go. */
   readonly tracer: Tracer;
   emitProgress(report: TaskProgress): void;
@@ -115,6 +132,19 @@ export class Run {
   #written: TaskRecord | undefined;
   /** Why the run stopped without an outcome of its own, when it did. */
   #stopReason: RunStoppedError["reason"] | undefined;
+  /**
+   * Until when (`performance.now()` time) this run holds its lease as far as it knows: from
+   * its start, then from each renewal that succeeded (counted from when it was sent).
+   */
+  #leaseUntil: number;
+  /** A renewal is in flight. */
+  #renewing = false;
+  /** The last renewal failed because the store could not be reached (none got through since). */
+  #renewFailing = false;
+  /** The wait before the next try of a renewal the store could not take. */
+  #renewRetryMs: number;
+  /** The watch saw the task's cancellation requested. */
+  #cancelSeen = false;
   /** The status the task was given elsewhere while this run held it (an immediate cancel). */
   #endedAs: TaskRecord["status"] | undefined;
 
@@ -127,6 +157,8 @@ export class Run {
     this.#writer = writer;
     this.#answers = task.inputAnswers;
     this.#spanStatus = task.status;
+    this.#leaseUntil = performance.now() + host.leaseMs;
+    this.#renewRetryMs = host.retryMs;
   }
 
   get execution(): TaskExecution {
@@ -174,6 +206,7 @@ export class Run {
     const watching = new AbortController();
     void this.#watch(watching.signal);
     const renewal = this.#startLeaseRenewal();
+    const leaseEnd = this.#startLeaseEnd();
     const deadline = this.#startDeadline();
     let result: Readonly<Record<string, unknown>> | undefined;
     let thrown: unknown;
@@ -186,6 +219,7 @@ export class Run {
     } finally {
       watching.abort();
       if (renewal !== undefined) clearInterval(renewal);
+      if (leaseEnd !== undefined) clearTimeout(leaseEnd.timer);
       if (deadline !== undefined) clearTimeout(deadline);
       this.#host.handlerReturned(this.taskId);
     }
@@ -203,6 +237,8 @@ export class Run {
       // The handler stopped on its signal: acknowledge the cancellation.
       await this.#storeOutcome(() => writer.markCancelled());
     } else {
+      // The detail of an outage goes to the logs; the task keeps only the client's words.
+      if (isTaskError(thrown, "store_unavailable")) this.#host.reportError(thrown, this.taskId);
       const error = toJsonRpcError(thrown);
       const { retryOnError } = this.execution;
       await this.#storeOutcome(() =>
@@ -328,33 +364,133 @@ export class Run {
       this.#settled = true;
       this.abort(new RunStoppedError(this.taskId, "deadline"));
       const writer = this.#writer;
-      void this.#storeOutcome(() =>
+      // A recorded cancel request wins: a requeue of such a task ends it cancelled (in the
+      // store, atomically); a last attempt is checked here before it fails.
+      void this.#storeOutcome(async () =>
         this.#attemptsLeft()
           ? writer.requeue(this.#retrying("the deadline was exceeded"))
-          : writer.fail({
-              code: INTERNAL_ERROR_CODE,
-              message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
-            }),
+          : (await this.#cancelRequested())
+            ? writer.markCancelled(CANCELLED_WITHOUT_RUN_MESSAGE)
+            : writer.fail({
+                code: INTERNAL_ERROR_CODE,
+                message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
+              }),
       );
     }, deadlineMs);
     timer.unref();
     return timer;
   }
 
+  /** Whether the task's cancellation was requested: seen by the watch, or read now. */
+  async #cancelRequested(): Promise<boolean> {
+    if (this.#cancelSeen) return true;
+    const task = await this.#host.service.get(this.#owner, this.taskId);
+    return task.cancelRequestedAt !== null;
+  }
+
   #startLeaseRenewal(): NodeJS.Timeout | undefined {
     if (!this.#host.service.queues) return undefined;
-    const timer = setInterval(() => {
-      if (this.#settled) return;
-      this.#writer.renewLease(this.#host.leaseMs).then(
-        (held) => {
-          // The task ended elsewhere, or another run took it over: a read says which.
-          if (!held && !this.#settled) void this.#lostHold();
-        },
-        (error) => this.#host.reportError(error, this.taskId),
-      );
-    }, this.#host.renewEveryMs);
+    const timer = setInterval(() => this.#renew(), this.#host.renewEveryMs);
     timer.unref();
     return timer;
+  }
+
+  /**
+   * Renews the lease once. A store that cannot be reached is tried again soon, with backoff
+   * (not only at the next interval), so a blip shorter than the lease costs nothing.
+   */
+  #renew(): void {
+    if (this.#settled || this.#renewing) return;
+    this.#renewing = true;
+    const sentAt = performance.now();
+    this.#writer.renewLease(this.#host.leaseMs).then(
+      (held) => {
+        this.#renewing = false;
+        if (held) {
+          this.#leaseUntil = Math.max(this.#leaseUntil, sentAt + this.#host.leaseMs);
+          this.#renewRetryMs = this.#host.retryMs;
+          this.#renewFailing = false;
+        } else if (!this.#settled) {
+          // The task ended elsewhere, or another run took it over: a read says which.
+          void this.#lostHold();
+        }
+      },
+      (error) => {
+        this.#renewing = false;
+        this.#host.reportError(error, this.taskId);
+        if (!isTaskError(error, "store_unavailable") || this.#settled) return;
+        this.#renewFailing = true;
+        if (performance.now() >= this.#leaseUntil) {
+          this.abort(new RunStoppedError(this.taskId, "lease_expired"));
+          return;
+        }
+        const wait = Math.min(this.#renewRetryMs, this.#host.renewEveryMs);
+        this.#renewRetryMs = Math.min(this.#renewRetryMs * 2, MAX_OUTAGE_RETRY_MS);
+        setTimeout(() => this.#renew(), wait).unref();
+      },
+    );
+  }
+
+  /**
+   * Stops the run when its lease runs out because renewals could not get through (the
+   * store stayed unavailable, or this node lost its link to it): another node may recover
+   * the task by then, so the handler must not go on (its outcome would be fenced out
+   * anyway). The task is left to orphan recovery, which applies its retry policy. A lease
+   * that ran out with no outage in sight (this process stalled: SIGSTOP, a blocked event
+   * loop) is renewed at once instead: the store then says whether another run took over.
+   */
+  #startLeaseEnd(): { timer: NodeJS.Timeout } | undefined {
+    if (!this.#host.service.queues) return undefined;
+    const handle = { timer: undefined as unknown as NodeJS.Timeout };
+    const arm = (ms: number) => {
+      handle.timer = setTimeout(() => {
+        if (this.#settled) return;
+        const left = this.#leaseUntil - performance.now();
+        if (left > 0) arm(left);
+        else if (this.#renewFailing) this.abort(new RunStoppedError(this.taskId, "lease_expired"));
+        else {
+          this.#renew();
+          arm(Math.max(1, this.#host.retryMs));
+        }
+      }, ms);
+      handle.timer.unref();
+    };
+    arm(Math.max(0, this.#leaseUntil - performance.now()));
+    return handle;
+  }
+
+  /**
+   * One write the handler asked for (a status message, input requests), tried again with
+   * backoff while the store is unavailable: for as long as this run holds its lease (a
+   * store without leases: for a lease's length). When the lease runs out first the run has
+   * stopped, and the write rejects with the reason (a {@link RunStoppedError}).
+   */
+  async #ride<T>(write: () => Promise<T>): Promise<T> {
+    const signal = this.#controller.signal;
+    const until = this.#host.service.queues
+      ? () => this.#leaseUntil
+      : (
+          (end) => () =>
+            end
+        )(performance.now() + this.#host.leaseMs);
+    let delay = this.#host.retryMs;
+    for (;;) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!isTaskError(error, "store_unavailable")) throw error;
+        // Cancelled or stopped meanwhile: the handler hears that, not the outage.
+        signal.throwIfAborted();
+        const left = until() - performance.now();
+        if (left <= 0) {
+          if (!this.#host.service.queues) throw error;
+          this.abort(new RunStoppedError(this.taskId, "lease_expired"));
+          signal.throwIfAborted();
+        }
+        await pause(Math.min(delay, Math.max(left, 1)), signal);
+        delay = Math.min(delay * 2, MAX_OUTAGE_RETRY_MS);
+      }
+    }
   }
 
   /**
@@ -388,6 +524,7 @@ export class Run {
         ) {
           this.abort(new RunStoppedError(this.taskId, "superseded"));
         } else if (task.cancelRequestedAt !== null || isTerminal(task.status)) {
+          if (task.cancelRequestedAt !== null) this.#cancelSeen = true;
           this.abort();
         } else {
           this.#noteStatus(task.status);
@@ -476,7 +613,7 @@ export class Run {
       },
       setStatusMessage: async (statusMessage) => {
         try {
-          await this.#writer.setStatusMessage(statusMessage);
+          await this.#ride(() => this.#writer.setStatusMessage(statusMessage));
         } catch (error) {
           if (isTaskError(error, "lease_lost")) {
             this.abort(new RunStoppedError(taskId, "superseded"));
@@ -523,7 +660,7 @@ export class Run {
     all.catch(() => {});
     if (Object.keys(missing).length > 0) {
       try {
-        const task = await this.#writer.requireInput(missing, statusMessage);
+        const task = await this.#ride(() => this.#writer.requireInput(missing, statusMessage));
         this.#answers = task.inputAnswers;
         this.#noteInput("requested", Object.keys(missing));
         this.#noteStatus(task.status);
@@ -542,4 +679,17 @@ export class Run {
     for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;
     return out;
   }
+}
+
+/** Waits `ms`, or until `signal` aborts (resolving either way: the caller checks). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }

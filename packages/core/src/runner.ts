@@ -64,7 +64,12 @@ export interface TaskRunnerOptions {
    * default delays, about 20 s: a database restart or failover, not just a blip).
    */
   readonly settleAttempts?: number;
-  /** First retry delay, doubled each attempt up to 5 s; default 100 ms. */
+  /**
+   * First retry delay, doubled each attempt up to 5 s; default 100 ms. Also the first wait
+   * before a run's own writes (status messages, input requests, lease renewals) are tried
+   * again while the store is unavailable: those are retried, doubling up to 1 s, for as long
+   * as the run holds its lease, so the handler does not hear of an outage it outlives.
+   */
   readonly settleRetryMs?: number;
   /**
    * Every running task is re-read this often in case a change notification was lost (e.g.
@@ -76,7 +81,10 @@ export interface TaskRunnerOptions {
    * This worker's lease on the tasks it runs: `holder` names it (unique per process;
    * default a random `worker-<pid>-<id>`), the lease lasts `durationMs` (default 30 s) and
    * is renewed every `renewEveryMs` (default a third of it). A task whose lease runs out
-   * (the node died or stalled) is re-run elsewhere or failed "Worker lost".
+   * (the node died or stalled) is re-run elsewhere or failed "Worker lost". A run whose
+   * lease runs out because no renewal got through (the store stayed unavailable) stops
+   * (its handler's signal aborts with a `RunStoppedError` `lease_expired`), and its task
+   * is recovered the same way.
    */
   readonly lease?: {
     readonly holder?: string;
@@ -187,6 +195,7 @@ export class TaskRunner {
       leaseMs: this.#leaseMs,
       renewEveryMs: options.lease?.renewEveryMs ?? Math.max(1, Math.floor(this.#leaseMs / 3)),
       recheckMs: options.recheckMs ?? 30_000,
+      retryMs: this.#settleRetryMs,
       tracer: options.tracer ?? this.service.tracer,
       emitProgress: (report) => this.#progress.emit(report),
       countStop: (reason) => {

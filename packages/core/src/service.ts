@@ -336,7 +336,13 @@ export class TaskService {
   recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep> {
     return supportsQueue(this.store)
       ? this.store.recoverOrphans(options)
-      : Promise.resolve({ requeued: 0, failed: 0, failedTasks: [] });
+      : Promise.resolve({
+          requeued: 0,
+          failed: 0,
+          failedTasks: [],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
   }
 
   /** True when the store is also the task queue (any node may run any task). */

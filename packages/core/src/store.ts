@@ -218,6 +218,14 @@ export interface OrphanSweep {
    * tool and duration. Empty when the pass failed none; requeued orphans are not listed.
    */
   readonly failedTasks: readonly TaskRecord[];
+  /** Orphans whose cancellation was requested, ended `cancelled`; always `cancelledTasks.length`. */
+  readonly cancelled: number;
+  /**
+   * The orphans this pass ended `cancelled` because a cancel request was recorded before
+   * their worker was lost (a recorded request wins over another attempt and over "Worker
+   * lost"), as stored after the write.
+   */
+  readonly cancelledTasks: readonly TaskRecord[];
 }
 
 /**
@@ -246,20 +254,23 @@ export interface TaskQueueStore extends TaskStore {
   /**
    * The run named by `scope.fence` hands the task back to the queue at once (shutdown), its
    * attempt not counted, so another worker claims it without waiting for the lease to run
-   * out. Resolves `false` when that run no longer held it.
+   * out. A task whose cancellation was requested ends `cancelled` instead. Resolves `false`
+   * when that run no longer held it.
    */
   releaseLease(taskId: string, scope: OwnerScope): Promise<boolean>;
 
   /**
    * The run named by `scope.fence` gives up and asks for another attempt: back to the
    * queue after the task's backoff, the attempt counted, with `statusMessage`. The caller
-   * checks that an attempt remains.
+   * checks that an attempt remains. A task whose cancellation was requested ends
+   * `cancelled` instead (and is returned so).
    */
   requeue(taskId: string, scope: OwnerScope, statusMessage: string | null): Promise<TaskRecord>;
 
   /**
-   * Recovers running tasks whose lease ran out (their worker died or stalled): back to the
-   * queue while attempts remain, else failed "Worker lost". Safe on several nodes at once.
+   * Recovers running tasks whose lease ran out (their worker died or stalled): `cancelled`
+   * when a cancellation was requested, else back to the queue while attempts remain, else
+   * failed "Worker lost". Safe on several nodes at once.
    */
   recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep>;
 }

@@ -59,6 +59,29 @@ export interface ToolDefinition {
    * deadline. Opt into `retry` only where re-running the tool from the start is safe.
    */
   readonly execution?: ToolExecution;
+  /** MCP tool annotations (`readOnlyHint`, …), listed as given in both eras. */
+  readonly annotations?: Readonly<Record<string, unknown>>;
+  /** MCP tool icons, listed as given in both eras. */
+  readonly icons?: readonly Readonly<Record<string, unknown>>[];
+  /** JSON Schema of the result's `structuredContent`, listed as given in both eras. */
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /** The tool's `_meta`, listed as given in both eras. */
+  readonly _meta?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The fields of a tool's listing that both eras show unchanged (every `Tool` field but
+ * `name`, `inputSchema` and the 2025-11-25 `execution`), in the order the SDK lists them.
+ */
+export function listedToolFields(tool: ToolDefinition): Record<string, unknown> {
+  const listed: Record<string, unknown> = {};
+  if (tool.title !== undefined) listed.title = tool.title;
+  if (tool.description !== undefined) listed.description = tool.description;
+  if (tool.annotations !== undefined) listed.annotations = tool.annotations;
+  if (tool.icons !== undefined) listed.icons = tool.icons;
+  if (tool._meta !== undefined) listed._meta = tool._meta;
+  if (tool.outputSchema !== undefined) listed.outputSchema = tool.outputSchema;
+  return listed;
 }
 
 /** A tool's execution policy; see {@link ToolDefinition.execution}. */

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   ManualClock,
+  type Owner,
   owner,
+  RunStoppedError,
   type TaskContext,
   type TaskRecord,
   TaskRunner,
@@ -10,6 +12,12 @@ import {
   TaskService,
   type ToolDefinition,
 } from "../src/index.js";
+import {
+  CANCELLED_WITHOUT_RUN_MESSAGE,
+  type OwnerScope,
+  ownerScope,
+  taskErrors,
+} from "../src/store-api.js";
 import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice" });
@@ -78,11 +86,42 @@ function withoutChangeFeed(store: ReferenceTaskStore): ReferenceTaskStore {
   });
 }
 
+/** The store scope of `who`'s own requests. */
+function ownerScopeOf(who: Owner): OwnerScope {
+  const scope = ownerScope(who, { requireOwner: false });
+  if (scope === null) throw new Error("test bug: no scope");
+  return scope;
+}
+
 const text = (value: string) => ({ content: [{ type: "text", text: value }] });
 const never = (signal: AbortSignal) =>
   new Promise<never>((_, reject) =>
     signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
   );
+
+/** The store as seen through a database link that can be cut (every call fails meanwhile). */
+function cuttable(store: ReferenceTaskStore) {
+  const link = { down: false, refused: 0 };
+  const proxy = new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      if (key === "watch" || key === "close") return value.bind(target);
+      return (...args: unknown[]) => {
+        if (link.down) {
+          link.refused += 1;
+          return Promise.reject(
+            taskErrors.storeUnavailable(
+              `${String(key)} could not reach PostgreSQL (ECONNRESET: read ECONNRESET)`,
+            ),
+          );
+        }
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { link, store: proxy };
+}
 
 describe("durable execution", () => {
   it("queues a task created where nobody claims, and runs it by tool name on a worker", async () => {
@@ -313,6 +352,224 @@ describe("durable execution", () => {
     );
     expect(cancelled.status).toBe("cancelled");
     expect(ran).toBe(false);
+  });
+
+  describe("a recorded cancel request wins over a lost worker", () => {
+    /** A tool whose handler ignores its signal until the test lets it go. */
+    function deaf(name: string, execution?: ToolDefinition["execution"]) {
+      const held = gate();
+      const started = gate();
+      const job = tool(
+        name,
+        async () => {
+          started.open();
+          await held.opened;
+          return text("late");
+        },
+        execution,
+      );
+      return { job, release: held.open, started: started.opened };
+    }
+
+    it("a deadline overrun ends it cancelled, on its last attempt or with attempts left", async () => {
+      const store = new ReferenceTaskStore();
+      const last = deaf("last", { deadlineMs: 60 });
+      const more = deaf("more", { deadlineMs: 60, retry: { attempts: 3, backoffMs: 0 } });
+      const { service, runner } = node(store, { tools: [last.job, more.job] });
+      try {
+        for (const { job, started } of [last, more]) {
+          const t = await runner.start(alice, {
+            era,
+            request: { toolName: job.name, arguments: {} },
+          });
+          await started;
+          await service.requestCancel(alice, t.taskId);
+          const ended = await until(
+            () => service.get(alice, t.taskId),
+            (r) => r.status !== "working",
+          );
+          expect(ended.status).toBe("cancelled");
+          expect(ended.statusMessage).toBe(CANCELLED_WITHOUT_RUN_MESSAGE);
+          // Not re-run: the first attempt is the only one.
+          expect(ended.execution.attempt).toBe(1);
+        }
+      } finally {
+        last.release();
+        more.release();
+      }
+    });
+
+    it("a shutdown hand-back ends it cancelled instead of queueing it again", async () => {
+      const store = new ReferenceTaskStore();
+      const { job, release, started } = deaf("job", { retry: { attempts: 3 } });
+      const a = node(store, { tools: [job], lease: { holder: "a" } });
+      try {
+        const t = await a.runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+        await started;
+        await a.service.requestCancel(alice, t.taskId);
+        await a.runner.shutdown({ drainMs: 20 });
+        const ended = await a.service.get(alice, t.taskId);
+        expect(ended.status).toBe("cancelled");
+        expect(ended.execution).toMatchObject({ attempt: 1, holder: null });
+      } finally {
+        release();
+      }
+    });
+
+    it("a worker lost after the request ends it cancelled, neither re-run nor Worker lost", async () => {
+      for (const attempts of [1, 3]) {
+        const clock = new ManualClock();
+        const store = new ReferenceTaskStore({ clock });
+        const { job, release, started } = deaf("job", { retry: { attempts, backoffMs: 0 } });
+        // Node A hears nothing once its run started: it is as good as dead.
+        const a = node(withoutChangeFeed(store), {
+          tools: [job],
+          recheckMs: 0,
+          lease: { holder: "a", durationMs: 1000, renewEveryMs: 3_600_000 },
+        });
+        try {
+          const t = await a.runner.start(alice, {
+            era,
+            request: { toolName: "job", arguments: {} },
+          });
+          await started;
+          a.runner.stopClaiming();
+          const client = new TaskService({ store });
+          await client.requestCancel(alice, t.taskId);
+          clock.advance(1001);
+          const b = node(store, { tools: [job], lease: { holder: "b" } });
+          const ended = await until(
+            () => b.service.get(alice, t.taskId),
+            (r) => r.status !== "working",
+          );
+          expect(ended.status).toBe("cancelled");
+          expect(ended.outcome).toBeNull();
+          expect(ended.execution.attempt).toBe(1);
+        } finally {
+          release();
+        }
+      }
+    });
+  });
+
+  describe("runs ride out store outages", () => {
+    it("a handler's status messages and input rounds wait out an outage shorter than the lease", async () => {
+      const inner = new ReferenceTaskStore();
+      const { link, store } = cuttable(inner);
+      const during = gate();
+      const job = tool("job", async (_args, ctx) => {
+        link.down = true;
+        during.open();
+        await ctx.setStatusMessage("halfway");
+        const { q } = await ctx.requireInput({ q: { method: "elicitation/create" } });
+        return text(`answer ${JSON.stringify(q)}`);
+      });
+      const { runner } = node(store, {
+        tools: [job],
+        lease: { durationMs: 10_000, renewEveryMs: 5 },
+      });
+      const t = await runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+      await during.opened;
+      // Down long enough for several tries of the status message and of the renewals.
+      await until(
+        async () => link.refused,
+        (n) => n >= 5,
+      );
+      link.down = false;
+      const scope = ownerScopeOf(alice);
+      const asked = await until(
+        () => inner.get(t.taskId, scope),
+        (r) => r.status === "input_required",
+      );
+      expect(asked.statusMessage).toBe("halfway");
+      link.down = true;
+      await until(
+        async () => link.refused,
+        (n) => n >= 10,
+      );
+      link.down = false;
+      await inner.submitInput(t.taskId, scope, { q: { action: "accept" } });
+      const done = await until(
+        () => inner.get(t.taskId, scope),
+        (r) => r.status !== "working" && r.status !== "input_required",
+      );
+      expect(done.status).toBe("completed");
+      expect(done.outcome).toEqual({ kind: "result", result: text('answer {"action":"accept"}') });
+      expect(done.execution.attempt).toBe(1);
+    });
+
+    it("a run whose lease runs out during an outage stops, and its task is re-run by its retry policy", async () => {
+      const inner = new ReferenceTaskStore();
+      const { link, store } = cuttable(inner);
+      const firstRun: { signal?: AbortSignal; thrown?: unknown } = {};
+      const job = tool(
+        "job",
+        async (_args, ctx) => {
+          if (ctx.attempt === 1) {
+            firstRun.signal = ctx.signal;
+            link.down = true;
+            try {
+              await ctx.setStatusMessage("halfway");
+            } catch (error) {
+              firstRun.thrown = error;
+              throw error;
+            }
+            return text("first run went on");
+          }
+          return text(`attempt ${ctx.attempt}`);
+        },
+        { retry: { attempts: 3, backoffMs: 0 } },
+      );
+      const { runner } = node(store, {
+        tools: [job],
+        lease: { durationMs: 150, renewEveryMs: 30 },
+      });
+      const t = await runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+      // The database stays away past the run's lease.
+      await until(
+        async () => firstRun.thrown,
+        (thrown) => thrown !== undefined,
+      );
+      expect(firstRun.thrown).toBeInstanceOf(RunStoppedError);
+      expect((firstRun.thrown as RunStoppedError).reason).toBe("lease_expired");
+      expect(firstRun.signal?.aborted).toBe(true);
+      link.down = false;
+      const scope = ownerScopeOf(alice);
+      const done = await until(
+        () => inner.get(t.taskId, scope),
+        (r) => r.status !== "working",
+      );
+      // Not failed with the store's error: re-run as a lost worker's task would be.
+      expect(done.status).toBe("completed");
+      expect(done.outcome).toEqual({ kind: "result", result: text("attempt 2") });
+      expect(done.execution.attempt).toBe(2);
+    });
+  });
+  it("a run that writes nothing also stops when no renewal gets through before its lease ends", async () => {
+    const inner = new ReferenceTaskStore();
+    const { link, store } = cuttable(inner);
+    let stopped: unknown;
+    const job = tool(
+      "job",
+      async (_args, ctx) => {
+        if (ctx.attempt > 1) return text(`attempt ${ctx.attempt}`);
+        link.down = true;
+        await never(ctx.signal).catch((reason) => {
+          stopped = reason;
+        });
+        link.down = false;
+        return text("too late");
+      },
+      { retry: { attempts: 2, backoffMs: 0 } },
+    );
+    const { runner } = node(store, { tools: [job], lease: { durationMs: 150, renewEveryMs: 30 } });
+    const t = await runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    const done = await until(
+      () => inner.get(t.taskId, ownerScopeOf(alice)),
+      (r) => r.status !== "working",
+    );
+    expect((stopped as RunStoppedError).reason).toBe("lease_expired");
+    expect(done.outcome).toEqual({ kind: "result", result: text("attempt 2") });
   });
 
   it("stops a run cancelled outright (2025-11-25) as cancelled, not as taken over", async () => {

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import {
   owner,
+  STORE_RETRY_AFTER_MS,
+  STORE_UNAVAILABLE_MESSAGE,
   type TaskContext,
   TaskError,
   TaskRunner,
@@ -9,6 +11,7 @@ import {
   type TaskStore,
   toJsonRpcError,
 } from "../src/index.js";
+import { taskErrors } from "../src/store-api.js";
 import { ReferenceTaskStore } from "./support/reference-store.js";
 
 const alice = owner({ principalId: "alice" });
@@ -108,6 +111,36 @@ describe("TaskRunner", () => {
     });
   });
 
+  it("stores no driver text, errno or address in a task failed by a store outage", async () => {
+    const reported: unknown[] = [];
+    const { service, runner } = setup({ onError: (error) => reported.push(error) });
+    const outage = taskErrors.storeUnavailable(
+      "setStatusMessage could not reach PostgreSQL (ECONNRESET: read ECONNRESET 10.0.0.7:5432)",
+    );
+    const t = await runner.start(alice, {
+      era,
+      request: { toolName: "x", arguments: {} },
+      handler: () => {
+        // E.g. the handler's own read of another task, through the service.
+        throw outage;
+      },
+    });
+    await runner.settled(t.taskId);
+    const done = await service.get(alice, t.taskId);
+    expect(done.status).toBe("failed");
+    expect(done.outcome).toEqual({
+      kind: "error",
+      error: {
+        code: -32603,
+        message: STORE_UNAVAILABLE_MESSAGE,
+        data: { reason: "store_unavailable", retryAfterMs: STORE_RETRY_AFTER_MS },
+      },
+    });
+    expect(JSON.stringify(done)).not.toMatch(/ECONNRESET|PostgreSQL|10\.0\.0\.7|5432/);
+    // The detail goes to onError instead.
+    expect(reported).toEqual([outage]);
+  });
+
   it("fails the task when the handler returns no result object", async () => {
     const { service, runner } = setup();
     const t = await runner.start(alice, {
@@ -123,6 +156,11 @@ describe("TaskRunner", () => {
     expect(toJsonRpcError("bad")).toEqual({ code: -32603, message: "bad" });
     expect(toJsonRpcError(undefined)).toEqual({ code: -32603, message: "Internal error" });
     expect(toJsonRpcError({ code: 1.5, message: "x" })).toEqual({ code: -32603, message: "x" });
+    expect(toJsonRpcError(taskErrors.storeUnavailable("ECONNREFUSED 127.0.0.1:5432"))).toEqual({
+      code: -32603,
+      message: STORE_UNAVAILABLE_MESSAGE,
+      data: { reason: "store_unavailable", retryAfterMs: STORE_RETRY_AFTER_MS },
+    });
   });
 
   describe("input", () => {

@@ -1,5 +1,6 @@
 import type { Owner } from "@mcp-tasks/core";
 import { extractTraceContext, isRpcError, type RpcOutcome } from "@mcp-tasks/core";
+import { mountTaskTools, type TaskToolRouting } from "@mcp-tasks/mcp-server";
 import {
   type Implementation,
   McpServer,
@@ -7,7 +8,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { tasksServerCapabilities } from "./capabilities.js";
+import { declaresTasksExtension, tasksServerCapabilities } from "./capabilities.js";
 import { CLIENT_CAPABILITIES_META_KEY } from "./constants.js";
 import type { TasksExtension } from "./extension.js";
 import type { TasksRequestContext } from "./request.js";
@@ -59,31 +60,19 @@ function unwrap<T>(outcome: RpcOutcome<T>): T {
   return outcome.result;
 }
 
-/**
- * Registers the extension on a `@modelcontextprotocol/server` 2.4 server for the modern
- * (2026-07-28) era: advertises `extensions["io.modelcontextprotocol/tasks"] = {}`, and owns
- * `tools/list`, `tools/call`, `tasks/get`, `tasks/update` and `tasks/cancel` (the `tasks/*`
- * methods through the explicit-schema form, which the 2.4 era gate admits). `tasks/result`
- * and `tasks/list` stay unregistered, so the SDK answers `-32601`.
- *
- * Call it before the server is connected (the capability is registered then); do not also
- * register tools on an `McpServer` passed here.
- */
-export function bindTasksExtension(
-  target: Server | McpServer,
+/** The tools/call answer of the extension, thrown as a JSON-RPC error when it is one. */
+async function answerToolCall(
   extension: TasksExtension,
+  ctx: ServerContext,
   owner: OwnerSource,
-): Server {
-  const server = target instanceof McpServer ? target.server : target;
-  server.registerCapabilities({ tools: {}, ...tasksServerCapabilities() });
+  params: unknown,
+): Promise<never> {
+  // The SDK types do not know `resultType: "task"`; the 2026 codec passes it through.
+  return unwrap(await extension.callTool(requestContext(ctx, owner), params)) as never;
+}
 
-  server.setRequestHandler("tools/list", () => extension.listTools() as never);
-  server.setRequestHandler(
-    "tools/call",
-    async (request, ctx) =>
-      // The SDK types do not know `resultType: "task"`; the 2026 codec passes it through.
-      unwrap(await extension.callTool(requestContext(ctx, owner), request.params)) as never,
-  );
+/** `tasks/get`, `tasks/update` and `tasks/cancel`, through the explicit-schema form. */
+function bindTaskMethods(server: Server, extension: TasksExtension, owner: OwnerSource): void {
   server.setRequestHandler("tasks/get", { params: TaskIdParamsSchema }, async (params, ctx) =>
     unwrap(await extension.getTask(requestContext(ctx, owner), params)),
   );
@@ -95,6 +84,72 @@ export function bindTasksExtension(
   server.setRequestHandler("tasks/cancel", { params: TaskIdParamsSchema }, async (params, ctx) =>
     unwrap(await extension.cancelTask(requestContext(ctx, owner), params)),
   );
+}
+
+/**
+ * How the modern era serves task tools mounted on an `McpServer`: a call is the
+ * extension's when it would be a task (the tool allows one and the request declared the
+ * extension) or must be refused (`-32021` for a task-only tool without it); anything else
+ * is answered in the request by the `McpServer`, through the tool's synchronous run.
+ */
+function modernRouting(extension: TasksExtension, owner: OwnerSource): TaskToolRouting {
+  return {
+    takesCall(tool, _request, ctx) {
+      if (tool.taskMode === "never") return false;
+      if (tool.taskMode === "always") return true;
+      const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+      return declaresTasksExtension(envelope[CLIENT_CAPABILITIES_META_KEY]);
+    },
+    answerCall: (_tool, request, ctx) => answerToolCall(extension, ctx, owner, request.params),
+    runInRequest: (tool, args, ctx) =>
+      answerToolCall(extension, ctx, owner, { name: tool.name, arguments: args }),
+  };
+}
+
+/**
+ * Attaches the extension to a `@modelcontextprotocol/server` 2.4 server for the modern
+ * (2026-07-28) era: advertises `extensions["io.modelcontextprotocol/tasks"] = {}` and
+ * serves `tasks/get`, `tasks/update` and `tasks/cancel` (the explicit-schema form, which
+ * the 2.4 era gate admits); `tasks/result` and `tasks/list` stay unregistered, so the SDK
+ * answers `-32601`.
+ *
+ * - An **`McpServer`** keeps its own tools, prompts, resources, completions and logging:
+ *   the extension's tools are registered on it with `registerTool` (see `mountTaskTools`
+ *   of `@mcp-tasks/mcp-server`), and only the calls that become tasks are answered by the
+ *   extension.
+ * - A low-level **`Server`** gets `tools/list` and `tools/call` from the extension, and must
+ *   not answer them itself (that throws, rather than silently shadowing its handlers).
+ *
+ * Call it before the server is connected (inside the factory of `createMcpHandler`).
+ */
+export function bindTasksExtension(
+  target: Server | McpServer,
+  extension: TasksExtension,
+  owner: OwnerSource,
+): Server {
+  if (target instanceof McpServer) {
+    target.server.registerCapabilities(tasksServerCapabilities());
+    mountTaskTools(target, [...extension.tools.values()], modernRouting(extension, owner));
+    bindTaskMethods(target.server, extension, owner);
+    return target.server;
+  }
+  const server = target;
+  for (const method of ["tools/list", "tools/call"] as const) {
+    try {
+      server.assertCanSetRequestHandler(method);
+    } catch {
+      throw new Error(
+        `This Server already answers ${method}: the tasks extension would shadow it. ` +
+          "Pass an McpServer (its tools are kept), or leave tools to the extension.",
+      );
+    }
+  }
+  server.registerCapabilities({ tools: {}, ...tasksServerCapabilities() });
+  server.setRequestHandler("tools/list", () => extension.listTools() as never);
+  server.setRequestHandler("tools/call", (request, ctx) =>
+    answerToolCall(extension, ctx, owner, request.params),
+  );
+  bindTaskMethods(server, extension, owner);
   return server;
 }
 

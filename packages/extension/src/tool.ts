@@ -1,4 +1,4 @@
-import type { ToolDefinition } from "@mcp-tasks/core";
+import { listedToolFields, type ToolDefinition } from "@mcp-tasks/core";
 
 /**
  * A tool as the extension facade serves it: core's {@link ToolDefinition}, whose optional
@@ -12,15 +12,20 @@ export interface WireTool {
   title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  icons?: Record<string, unknown>[];
+  outputSchema?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
 }
 
 /** Projects a tool definition onto the 2026-07-28 `Tool` shape. */
 export function toWireTool(tool: ToolDefinition): WireTool {
-  const wire: WireTool = {
+  const { title, description, ...rest } = listedToolFields(tool);
+  return {
     name: tool.name,
+    ...(title !== undefined && { title: title as string }),
+    ...(description !== undefined && { description: description as string }),
     inputSchema: { type: "object", ...tool.inputSchema },
+    ...rest,
   };
-  if (tool.title !== undefined) wire.title = tool.title;
-  if (tool.description !== undefined) wire.description = tool.description;
-  return wire;
 }

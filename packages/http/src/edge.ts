@@ -1,5 +1,6 @@
 import type { Owner } from "@mcp-tasks/core";
 import {
+  bindTasksExtension,
   createNodeTasksHandler,
   createTasksServer,
   type NodeTasksHandler,
@@ -42,13 +43,6 @@ export class Edge {
 
   constructor(options: TasksEndpointOptions) {
     this.options = options;
-    if (options.server !== undefined) {
-      // TODO(issue #19, lead): pass `options.server` to `createNodeTasksHandler` (and the
-      // fetch leg's server factory) and to `createLegacyHandler` once both take `server`.
-      throw new TypeError(
-        "createTasksEndpoint: the `server` option needs @mcp-tasks/extension and @mcp-tasks/legacy with `server` support",
-      );
-    }
     this.onError = options.onError ?? (() => {});
     this.maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
@@ -67,21 +61,31 @@ export class Edge {
     const instructions = options.instructions;
     const { service, runner, tools } = options;
     this.extension = new TasksExtension({ service, runner, tools, onError: this.onError });
+    const userServer = options.server;
     this.modern = createNodeTasksHandler(this.extension, {
       serverInfo,
+      ...(userServer !== undefined && { server: userServer }),
       maxBodyBytes: this.maxBodyBytes,
       keepAliveMs: this.keepAliveMs,
       onError: this.onError,
       ...(instructions !== undefined && { instructions }),
     });
     const extension = this.extension;
+    // The 2026-07-28 leg for web requests: as `createNodeTasksHandler` builds its SDK leg.
     this.modernFetch = createMcpHandler(
-      (ctx) =>
-        createTasksServer(extension, {
-          owner: ownerOfAuthInfo(ctx.authInfo),
-          serverInfo,
-          ...(instructions !== undefined && { instructions }),
-        }),
+      async (ctx) => {
+        const owner = ownerOfAuthInfo(ctx.authInfo);
+        if (userServer === undefined) {
+          return createTasksServer(extension, {
+            owner,
+            serverInfo,
+            ...(instructions !== undefined && { instructions }),
+          });
+        }
+        const server = await userServer({ era: "modern" });
+        bindTasksExtension(server, extension, owner);
+        return server;
+      },
       { legacy: "reject", maxRequestBodySize: this.maxBodyBytes, onerror: () => {} },
     );
     const legacy: LegacyEraOptions =
@@ -97,6 +101,7 @@ export class Edge {
             serverInfo,
             ownerOf: (request) => this.owners.get(request) ?? ownerOfAuthInfo(undefined),
             onError: this.onError,
+            ...(userServer !== undefined && { server: userServer }),
             ...(instructions !== undefined && { instructions }),
             ...(legacy.maxSessions !== undefined && { maxSessions: legacy.maxSessions }),
             ...(legacy.sessionIdleTimeoutMs !== undefined && {

@@ -1,5 +1,5 @@
 import type { Owner } from "@mcp-tasks/core";
-import { handleTaskListenRequest } from "@mcp-tasks/extension";
+import { handleTaskListenRequest, nestsDeeperThan } from "@mcp-tasks/extension";
 import {
   type AuthInfo,
   classifyInboundRequest,
@@ -62,6 +62,7 @@ async function readBody(edge: Edge, request: Request): Promise<FetchBody | Refus
     }
     if (read.tooLarge) return refusal("body-too-large", { limit: edge.maxBodyBytes });
     if (read.text.length === 0) return { kind: "empty" };
+    if (nestsDeeperThan(read.text)) return refusal("body-too-deep");
     try {
       return { kind: "json", value: JSON.parse(read.text) };
     } catch {

@@ -135,6 +135,11 @@ export async function serveNode(
         res.once("finish", () => req.socket?.destroy());
         return writeRefusal(res, r);
       }
+      if (read.kind === "too-deep") {
+        const r = refusal("body-too-deep");
+        edge.refused(r, method);
+        return writeRefusal(res, r);
+      }
       if (read.kind === "too-large") {
         const r = refusal("body-too-large", { limit: edge.maxBodyBytes });
         edge.refused(r, method);

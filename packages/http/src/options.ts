@@ -53,8 +53,10 @@ export interface TasksEndpointOptions {
   /** The task tools, served in both eras. */
   readonly tools: readonly ToolDefinition[];
   /**
-   * The user's own server (factory), to which the tasks are attached in both eras; its own
-   * tools keep their behaviour. Without it, a server serving only the task tools.
+   * Your own server, built per exchange (per request in 2026-07-28, per session in
+   * 2025-11-25): the tasks are attached to it in both eras (`bindTasksExtension`, the legacy
+   * session), so an `McpServer` keeps its tools, prompts and resources next to the task
+   * tools. Without it, a server serving only the task tools.
    */
   readonly server?: TasksServerFactory;
   /** Server name and version; default `{ name: "mcp-tasks", version: "0.1.0" }`. */

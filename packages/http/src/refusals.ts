@@ -1,4 +1,4 @@
-import { MODERN_PROTOCOL_VERSION } from "@mcp-tasks/extension";
+import { MODERN_PROTOCOL_VERSION, TOO_DEEP_ANSWER } from "@mcp-tasks/extension";
 
 /**
  * Every answer the HTTP edge gives without reaching an era, in one table, so one fault gets
@@ -17,6 +17,7 @@ export type RefusalKind =
   | "unsupported-media-type"
   | "parse-error"
   | "body-too-large"
+  | "body-too-deep"
   | "body-timeout"
   | "era-not-served"
   | "shutting-down"
@@ -96,6 +97,14 @@ export function refusal(kind: RefusalKind, detail: RefusalDetail = {}): Refusal 
         code: -32000,
         message: `Payload Too Large: Request body must not exceed ${detail.limit} bytes`,
         headers: { Connection: "close" },
+      };
+    case "body-too-deep":
+      // The extension's answer (`MAX_JSON_DEPTH`), the same in both eras.
+      return {
+        kind,
+        status: 400,
+        code: TOO_DEEP_ANSWER.error.code,
+        message: TOO_DEEP_ANSWER.error.message,
       };
     case "body-timeout":
       return {

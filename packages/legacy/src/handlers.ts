@@ -5,6 +5,7 @@ import {
   facadeDeps,
   type TaskRunner,
   type TaskService,
+  type ToolDefinition,
 } from "@mcp-tasks/core";
 import { callTool } from "./handlers/call-tool.js";
 import { cancelTask } from "./handlers/cancel-task.js";
@@ -66,6 +67,11 @@ export class LegacyTaskHandlers {
     this.service = options.service;
     this.runner = options.runner;
     Object.assign(this, bindHandlers(this.#deps, HANDLERS));
+  }
+
+  /** The tools, by name. */
+  get tools(): ReadonlyMap<string, ToolDefinition> {
+    return this.#deps.tools;
   }
 
   /** The server capabilities `initialize` advertises. */

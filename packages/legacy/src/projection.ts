@@ -1,5 +1,6 @@
 import {
   isoTime,
+  listedToolFields,
   RpcError,
   type TaskMode,
   type TaskRecord,
@@ -33,11 +34,13 @@ export function taskSupportOf(mode: TaskMode): TaskSupport {
 
 /** A tool as this era lists it, with `execution.taskSupport`. */
 export function toLegacyTool(tool: ToolDefinition): LegacyTool {
+  const { title, description, ...rest } = listedToolFields(tool);
   return {
     name: tool.name,
-    ...(tool.title !== undefined && { title: tool.title }),
-    ...(tool.description !== undefined && { description: tool.description }),
+    ...(title !== undefined && { title: title as string }),
+    ...(description !== undefined && { description: description as string }),
     inputSchema: { type: "object", ...tool.inputSchema } as LegacyTool["inputSchema"],
+    ...rest,
     execution: { taskSupport: taskSupportOf(tool.taskMode) },
   };
 }

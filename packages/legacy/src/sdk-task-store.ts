@@ -17,6 +17,7 @@ export {
   type SdkOwnerContext,
   withTaskAuth,
 } from "./sdk-task-store/context.js";
+export type { SdkLeaseOptions } from "./sdk-task-store/leases.js";
 export {
   SdkTaskMessageQueue,
   type SdkTaskMessageQueueOptions,

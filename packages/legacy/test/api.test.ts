@@ -17,4 +17,16 @@ describe("the README", () => {
     expect(block).toBe(source);
     expect(source.trimEnd().split("\n").length).toBeLessThan(40);
   });
+
+  it("the README's SDK 1.x program is test/sdk1-readme-server.ts, which type-checks and runs", async () => {
+    const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## `@mcp-tasks/legacy/sdk-task-store`"));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    const source = (
+      await readFile(new URL("./sdk1-readme-server.ts", import.meta.url), "utf8")
+    ).replace('"../src/sdk-task-store.js"', '"@mcp-tasks/legacy/sdk-task-store"');
+    // It runs in test/sdk1-restart.test.ts.
+    expect(block).toBe(source);
+    expect(source).toContain("SdkTaskStore.bindTransport(created);");
+  });
 });

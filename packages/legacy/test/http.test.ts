@@ -2,9 +2,9 @@ import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ManualClock } from "@mcp-tasks/core";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
-import { memoryStore, ownerFromHeader, type StoreFixture, stack } from "./fixtures.js";
+import { Gate, memoryStore, ownerFromHeader, type StoreFixture, stack } from "./fixtures.js";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -17,10 +17,12 @@ describe("createLegacyHandler sessions", () => {
   let url: URL;
   let close: () => Promise<void>;
   const clock = new ManualClock(1_000_000);
+  let gates: Map<string, Gate>;
 
   beforeAll(async () => {
     fixture = await memoryStore.create();
     const s = stack(fixture.store);
+    gates = s.gates;
     legacy = createLegacyHandler({
       service: s.service,
       runner: s.runner,
@@ -107,17 +109,29 @@ describe("createLegacyHandler sessions", () => {
     const post = (body: unknown, extra: Record<string, string> = {}) =>
       fetch(url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) });
     await post({ jsonrpc: "2.0", method: "notifications/initialized" }).then((r) => r.text());
+    gates.set("direct", new Gate());
     const created = await (
       await post({
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
-        params: { name: "slow_echo", arguments: { text: "x" }, task: { ttl: 60_000 } },
+        params: {
+          name: "slow_echo",
+          arguments: { text: "x", gate: "direct" },
+          task: { ttl: 60_000 },
+        },
       })
     ).text();
     const taskId = /"taskId":"([^"]+)"/.exec(created)?.[1] as string;
     expect(taskId).toBeTruthy();
+    // The task holds still (status message written, gate closed) while both paths read it.
+    for (let i = 0; i < 200; i++) {
+      const read = await post({ jsonrpc: "2.0", id: 9, method: "tasks/get", params: { taskId } });
+      if ((await read.text()).includes("working on it")) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const frank = ownerFromHeader(new Request(url, { headers }));
+    onTestFinished(() => gates.get("direct")?.open());
     const cases: [unknown, Record<string, string>][] = [
       [{ jsonrpc: "2.0", id: 3, method: "tasks/get", params: { taskId } }, {}],
       [{ jsonrpc: "2.0", id: "s", method: "tasks/get", params: { taskId, _meta: { a: 1 } } }, {}],

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { owner, TaskService } from "@mcp-tasks/core";
+import { WORKER_LOST_ERROR } from "@mcp-tasks/core/store";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
@@ -15,21 +16,25 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { UNSEEN_AUTH_WARNING } from "../src/sdk-task-store/store.js";
 import { SdkTaskStore, sdkTaskOptions, withTaskAuth } from "../src/sdk-task-store.js";
 import { Gate, memoryStore, type StoreFactory, type StoreFixture } from "./fixtures.js";
 import { postgresStore } from "./stores.js";
 
 /**
  * An unmodified-handler `@modelcontextprotocol/sdk` 1.x server: the only change from the
- * SDK's own examples is `...sdkTaskOptions({ service })` in the server options (and, for
- * owners from auth info, `withTaskAuth` around the transport call).
+ * SDK's own examples is `...sdkTaskOptions({ service })` (one per process) in the server
+ * options (and, for owners from auth info, `withTaskAuth` around the transport call).
  */
-function buildServer(service: TaskService, gates: Map<string, Gate>): McpServer {
+function buildServer(
+  tasks: ReturnType<typeof sdkTaskOptions>,
+  gates: Map<string, Gate>,
+): McpServer {
   const server = new McpServer(
     { name: "sdk1-durable", version: "1.0.0" },
     {
       capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
-      ...sdkTaskOptions({ service }),
+      ...tasks,
     },
   );
   server.experimental.tasks.registerToolTask(
@@ -97,6 +102,7 @@ const factories: StoreFactory[] = [memoryStore, postgresStore];
 describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name store", (factory) => {
   let fixture: StoreFixture;
   let service: TaskService;
+  let tasks: ReturnType<typeof sdkTaskOptions>;
   let http: HttpServer;
   let url: URL;
   const gates = new Map<string, Gate>();
@@ -106,6 +112,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
   beforeAll(async () => {
     fixture = await factory.create();
     service = new TaskService({ store: fixture.store, pollIntervalMs: 20 });
+    tasks = sdkTaskOptions({ service });
     http = createServer(async (req, res) => {
       const body = req.method === "POST" ? await readBody(req) : undefined;
       const who = req.headers["x-owner"];
@@ -120,7 +127,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
             transports.set(id, transport as StreamableHTTPServerTransport);
           },
         });
-        await buildServer(service, gates).connect(transport);
+        await buildServer(tasks, gates).connect(transport);
       }
       const t = transport;
       await withTaskAuth(auth, () =>
@@ -133,6 +140,7 @@ describe.each(factories)("SdkTaskStore under an SDK 1.x server on the $name stor
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all([...transports.values()].map((t) => t.close()));
+    tasks.taskStore.close();
     http.closeAllConnections();
     await new Promise<void>((resolve) => http.close(() => resolve()));
     await fixture.close();
@@ -269,3 +277,159 @@ describe("SdkTaskStore trace context", () => {
     }
   });
 });
+
+describe("SdkTaskStore leases (the SDK runs a task's work in the process that created it)", () => {
+  const caller = owner({ principalId: "p", tenantId: "t" });
+  const request = { method: "tools/call" as const, params: { name: "job", arguments: {} } };
+
+  it("fails a task whose process stopped renewing 'Worker lost', and keeps a renewed one running", async () => {
+    const { store, close } = await memoryStore.create();
+    const service = new TaskService({ store });
+    const options = { service, ownerOf: () => caller, onError: () => {} };
+    // `alive` renews its tasks' leases; `dead` stops at once, like a killed process;
+    // `sweeper` is the next process, which recovers orphans.
+    const alive = new SdkTaskStore({ ...options, lease: { durationMs: 1000, renewEveryMs: 50 } });
+    const dead = new SdkTaskStore({
+      ...options,
+      lease: { durationMs: 1000, recoverOrphans: false },
+    });
+    const sweeper = new SdkTaskStore({ ...options, lease: { durationMs: 1000, renewEveryMs: 50 } });
+    try {
+      const kept = await alive.createTask({}, 1, request);
+      const lost = await dead.createTask({}, 2, request);
+      expect((await service.get(caller, lost.taskId)).execution.holder).toBe(dead.holder);
+      dead.close();
+      const failed = await service.waitFor(caller, lost.taskId, (t) => t.status === "failed", {
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(failed.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
+      await expect(sweeper.getTaskResult(lost.taskId)).rejects.toMatchObject({
+        code: WORKER_LOST_ERROR.code,
+        message: WORKER_LOST_ERROR.message,
+      });
+      // The renewed task outlived the lost one's lease and more; its work still ends it.
+      expect((await alive.getTask(kept.taskId))?.status).toBe("working");
+      await alive.storeTaskResult(kept.taskId, "completed", { content: [] });
+      expect((await alive.getTask(kept.taskId))?.status).toBe("completed");
+    } finally {
+      for (const s of [alive, dead, sweeper]) s.close();
+      await close();
+    }
+  });
+});
+
+describe("SdkTaskStore on an unbound transport", () => {
+  /** An SDK 1.x server on 127.0.0.1 whose requests carry `req.auth` when `x-owner` is sent. */
+  async function serve(bind: boolean, warnings: string[]) {
+    const fixture = await memoryStore.create();
+    const service = new TaskService({ store: fixture.store, pollIntervalMs: 20 });
+    const options = sdkTaskOptions({ service, onWarning: (message) => warnings.push(message) });
+    const transports = new Map<string, StreamableHTTPServerTransport>();
+    const http = createServer(async (req, res) => {
+      const body = req.method === "POST" ? await readBody(req) : undefined;
+      const who = req.headers["x-owner"];
+      const auth: AuthInfo | undefined =
+        typeof who === "string" ? { token: who, clientId: who, scopes: [] } : undefined;
+      const sessionId = req.headers["mcp-session-id"];
+      let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+      if (transport === undefined) {
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void transports.set(id, created),
+        });
+        const server = new McpServer(
+          { name: "unbound", version: "1.0.0" },
+          {
+            capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+            ...options,
+          },
+        );
+        server.experimental.tasks.registerToolTask(
+          "job",
+          { inputSchema: {}, execution: { taskSupport: "required" } },
+          {
+            async createTask(_args, extra) {
+              const task = await extra.taskStore.createTask({});
+              void extra.taskStore.storeTaskResult(task.taskId, "completed", { content: [] });
+              return { task };
+            },
+            getTask: (_args, extra) => extra.taskStore.getTask(extra.taskId),
+            getTaskResult: (_args, extra) => extra.taskStore.getTaskResult(extra.taskId) as never,
+          },
+        );
+        await server.connect(created);
+        if (bind) SdkTaskStore.bindTransport(created);
+        transport = created;
+      }
+      await transport.handleRequest(auth ? Object.assign(req, { auth }) : req, res, body);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+    const clients: Client[] = [];
+    return {
+      async runTask(who?: string) {
+        const client = new Client({ name: "c", version: "1.0.0" });
+        await client.connect(
+          new StreamableHTTPClientTransport(url, {
+            requestInit: { headers: who === undefined ? {} : { "x-owner": who } },
+          }),
+        );
+        clients.push(client);
+        const created = await client.request(
+          { method: "tools/call", params: { name: "job", arguments: {}, task: {} } },
+          CreateTaskResultSchema,
+        );
+        await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+        return client;
+      },
+      async close() {
+        await Promise.all(clients.map((c) => c.close()));
+        await Promise.all([...transports.values()].map((t) => t.close()));
+        options.taskStore.close();
+        http.closeAllConnections();
+        await new Promise<void>((resolve) => http.close(() => resolve()));
+        await fixture.close();
+      },
+    };
+  }
+
+  it("warns once when requests carry auth info the store cannot see", async () => {
+    const warnings: string[] = [];
+    const server = await serve(false, warnings);
+    try {
+      await server.runTask("alice");
+      await waitUntil(() => warnings.length > 0);
+      expect(warnings).toEqual([UNSEEN_AUTH_WARNING]);
+      expect(UNSEEN_AUTH_WARNING).toContain("SdkTaskStore.bindTransport(transport)");
+      await server.runTask("bob");
+      await server.runTask("alice");
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("says nothing when the transport is bound, or when no request carries auth info", async () => {
+    const warnings: string[] = [];
+    const bound = await serve(true, warnings);
+    const anonymous = await serve(false, warnings);
+    try {
+      await bound.runTask("alice");
+      await anonymous.runTask();
+      // One more exchange each, after the first ones finished.
+      await bound.runTask("alice");
+      await anonymous.runTask();
+      expect(warnings).toEqual([]);
+    } finally {
+      await bound.close();
+      await anonymous.close();
+    }
+  });
+});
+
+/** Resolves once `condition` holds, checking on each macrotask turn (no timing assertion). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -109,4 +109,5 @@ it("the SDK drop-in store answers the same way, and reports the detail", async (
     sdkStore.createTask({ ttl: 60_000 }, 3, request as never, "s1"),
   ).rejects.toMatchObject(UNAVAILABLE);
   expect(reported).toHaveLength(1);
+  sdkStore.close();
 });

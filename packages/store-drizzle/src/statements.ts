@@ -455,34 +455,66 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
   RETURNING t.id`;
 
     // Back to the queue (core's `requeueTask`): the task stays running (`working`), no run
-    // holds it, the questions of the abandoned run are dropped (their answers stay).
-    const toQueue = (extraSet: string) => `status = 'working', input_requests = '{}'::jsonb,
-    input_responses = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL${extraSet}`;
+    // holds it, the questions of the abandoned run are dropped (their answers stay). A task
+    // whose cancellation was requested is not queued again: it ends `cancelled` (core's
+    // `endCancelRequested`) with the message `cancelledMessage`, keeping its attempt count
+    // and untaken responses like any terminal write.
+    const CANCEL_REQUESTED = "t.cancel_requested_at IS NOT NULL";
+    const toQueueOrCancelled = (q: {
+      readonly message: string;
+      readonly availableAt: string;
+      readonly attempt: string;
+      readonly cancelledMessage: string;
+    }) => `status = CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' ELSE 'working' END,
+    status_message = CASE WHEN ${CANCEL_REQUESTED} THEN ${q.cancelledMessage} ELSE ${q.message} END,
+    expires_at = CASE WHEN ${CANCEL_REQUESTED} THEN ${EXPIRY} ELSE t.expires_at END,
+    input_requests = '{}'::jsonb,
+    input_responses = CASE WHEN ${CANCEL_REQUESTED} THEN t.input_responses ELSE '{}'::jsonb END,
+    available_at = CASE WHEN ${CANCEL_REQUESTED} THEN NULL::timestamptz ELSE ${q.availableAt} END,
+    attempt = CASE WHEN ${CANCEL_REQUESTED} THEN t.attempt ELSE ${q.attempt} END,
+    lease_holder = NULL, lease_expires_at = NULL`;
+    const queuedOrEnded = noteOf(
+      "t",
+      "CASE WHEN t.status = 'cancelled' THEN 'status_changed' ELSE 'queued' END",
+    );
 
-    // Fenced; $7 status message. A stopping worker hands the task back: claimable at once,
-    // its attempt not counted.
-    this.releaseLease = `UPDATE ${T} AS t SET ${toQueue(`, available_at = NULL,
-    attempt = greatest(t.attempt - 1, 0), status_message = $7::text`)},
+    // Fenced; $7 status message, $8 the message of a cancel-requested task. A stopping
+    // worker hands the task back: claimable at once, its attempt not counted.
+    this.releaseLease = `UPDATE ${T} AS t SET ${toQueueOrCancelled({
+      message: "$7::text",
+      availableAt: "NULL",
+      attempt: "greatest(t.attempt - 1, 0)",
+      cancelledMessage: "$8::text",
+    })},
     updated_at = n.now, version = t.version + 1
   FROM (SELECT ${nowOf("$4")} AS now) AS n
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE} AND t.lease_holder IS NOT NULL
-  RETURNING t.id, t.status, t.version${note("t", "queued")}`;
+  RETURNING t.id, t.status, t.version${queuedOrEnded}`;
 
-    // Fenced; $7 status message. The run gives up and asks for another attempt: claimable
-    // after the task's backoff, the attempt counted.
+    // Fenced; $7 status message, $8 the message of a cancel-requested task. The run gives up
+    // and asks for another attempt: claimable after the task's backoff, the attempt counted.
     const backoff = `CASE WHEN t.backoff_ms > 0 THEN n.now + ${msInterval("t.backoff_ms")} END`;
-    this.requeue = update(
-      toQueue(`, available_at = ${backoff}, status_message = $7::text`),
-      "queued",
-    );
+    this.requeue = `UPDATE ${T} AS t SET ${toQueueOrCancelled({
+      message: "$7::text",
+      availableAt: backoff,
+      attempt: "t.attempt",
+      cancelledMessage: "$8::text",
+    })},
+    updated_at = n.now, version = t.version + 1
+  FROM (SELECT ${nowOf("$4")} AS now) AS n
+  WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} AND ${FENCE}
+  RETURNING ${cols("t")}${queuedOrEnded}`;
 
     // $1 now, $2 batch size, $3 error, $4 its message, $5 the retry message template, $6 the
-    // error's payload bytes (counted when the orphan is failed). Running
-    // tasks whose lease ran out, oldest deadline first, SKIP LOCKED so that concurrent
-    // sweepers take disjoint rows. While attempts remain (core's `recoverOrphan`) back to the
-    // queue after the backoff; otherwise failed "Worker lost". Returns each recovered row
-    // whole, as written, so the store hands the failed ones back as task records.
-    const retrying = "t.attempt < t.max_attempts";
+    // error's payload bytes (counted when the orphan is failed), $7 the message of a
+    // cancel-requested orphan. Running tasks whose lease ran out, oldest deadline first,
+    // SKIP LOCKED so that concurrent sweepers take disjoint rows. As core's `recoverOrphan`:
+    // `cancelled` when a cancellation was requested; else back to the queue after the
+    // backoff while attempts remain; otherwise failed "Worker lost". Returns each recovered
+    // row whole, as written, so the store hands the ended ones back as task records.
+    const cancelled = CANCEL_REQUESTED;
+    const retrying = `(NOT ${cancelled} AND t.attempt < t.max_attempts)`;
+    const failing = `(NOT ${cancelled} AND t.attempt >= t.max_attempts)`;
     const message = `replace(replace($5::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text)`;
     this.recoverOrphans = `WITH o AS (
   SELECT x.id FROM ${T} AS x
@@ -491,10 +523,10 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
   ORDER BY x.lease_expires_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED
 ), u AS (
   UPDATE ${T} AS t SET
-    status = CASE WHEN ${retrying} THEN 'working' ELSE 'failed' END,
-    error = CASE WHEN ${retrying} THEN t.error ELSE $3::text::jsonb END,
-    payload_bytes = CASE WHEN ${retrying} THEN t.payload_bytes ELSE t.payload_bytes + $6::bigint END,
-    status_message = CASE WHEN ${retrying} THEN ${message} ELSE $4::text END,
+    status = CASE WHEN ${cancelled} THEN 'cancelled' WHEN ${retrying} THEN 'working' ELSE 'failed' END,
+    error = CASE WHEN ${failing} THEN $3::text::jsonb ELSE t.error END,
+    payload_bytes = CASE WHEN ${failing} THEN t.payload_bytes + $6::bigint ELSE t.payload_bytes END,
+    status_message = CASE WHEN ${cancelled} THEN $7::text WHEN ${retrying} THEN ${message} ELSE $4::text END,
     expires_at = CASE WHEN ${retrying} THEN t.expires_at ELSE ${EXPIRY} END,
     input_responses = CASE WHEN ${retrying} THEN '{}'::jsonb ELSE t.input_responses END,
     available_at = CASE WHEN ${retrying} THEN ${backoff} END,
@@ -503,6 +535,6 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
   FROM o, (SELECT ${nowOf("$1")} AS now) AS n
   WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL
   RETURNING ${cols("t")}
-) SELECT u.*${noteOf("u", "CASE WHEN u.status = 'failed' THEN 'status_changed' ELSE 'queued' END")} FROM u`;
+) SELECT u.*${noteOf("u", "CASE WHEN u.status = 'working' THEN 'queued' ELSE 'status_changed' END")} FROM u`;
   }
 }

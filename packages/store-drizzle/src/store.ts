@@ -21,6 +21,7 @@ import {
   assertFence,
   assertFreshInputKeys,
   assertIntentAllowed,
+  CANCELLED_WITHOUT_RUN_MESSAGE,
   ChangeFeed,
   decodeSequenceCursor,
   encodeCursor,
@@ -131,6 +132,11 @@ const RETRY_TEMPLATE: RetryTemplate = (() => {
     maxAttempts: String(maxAttempts),
   };
 })();
+
+/** A task given back to the queue is `queued`; one that ended instead (a cancel request) changed status. */
+function requeuedOrEnded(status: TaskStatus): TaskChangeKind {
+  return status === "working" || status === "input_required" ? "queued" : "status_changed";
+}
 
 /** The payload bytes of the error an orphan without attempts left is failed with. */
 const WORKER_LOST_BYTES = payloadBytes(WORKER_LOST_ERROR);
@@ -665,8 +671,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const rows = await this.#run("releaseLease", this.#sql.releaseLease, [
       ...this.#fenced(taskId, scope),
       RELEASED_MESSAGE,
+      CANCELLED_WITHOUT_RUN_MESSAGE,
     ]);
-    for (const row of rows) this.#emitRow(row, "queued");
+    for (const row of rows) this.#emitRow(row, requeuedOrEnded(row.status as TaskStatus));
     return rows.length > 0;
   }
 
@@ -675,19 +682,25 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
-    return this.#transition(
+    const record = await this.#transition(
       "requeue",
-      () => this.#writeOne("requeue", this.#sql.requeue, taskId, scope, [statusMessage ?? null]),
+      () =>
+        this.#writeOne("requeue", this.#sql.requeue, taskId, scope, [
+          statusMessage ?? null,
+          CANCELLED_WITHOUT_RUN_MESSAGE,
+        ]),
       taskId,
       scope,
-      "queued",
+      null,
     );
+    return this.#changed(record, requeuedOrEnded(record.status));
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
     let left = positiveLimit(options.limit, Number.POSITIVE_INFINITY);
     let requeued = 0;
     const failedTasks: TaskRecord[] = [];
+    const cancelledTasks: TaskRecord[] = [];
     // Bounded batches, so one sweep never holds many row locks or one long transaction.
     while (left > 0) {
       const batch = Math.min(left, CLEANUP_BATCH);
@@ -698,10 +711,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
         WORKER_LOST_ERROR.message,
         RETRY_TEMPLATE.text,
         WORKER_LOST_BYTES,
+        CANCELLED_WITHOUT_RUN_MESSAGE,
       ]);
       for (const row of rows) {
         if (row.status === "failed") {
           failedTasks.push(this.#changed(toRecord(row), "status_changed"));
+        } else if (row.status === "cancelled") {
+          cancelledTasks.push(this.#changed(toRecord(row), "status_changed"));
         } else {
           requeued++;
           this.#emitRow(row, "queued");
@@ -710,7 +726,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
       left -= rows.length;
       if (rows.length < batch) break;
     }
-    return { requeued, failed: failedTasks.length, failedTasks };
+    return {
+      requeued,
+      failed: failedTasks.length,
+      failedTasks,
+      cancelled: cancelledTasks.length,
+      cancelledTasks,
+    };
   }
 
   // ---------------------------------------------------------------- feed and life cycle
@@ -798,12 +820,14 @@ export class DrizzleTaskStore implements TaskQueueStore {
     write: () => Promise<Row | undefined>,
     taskId: string,
     scope: OwnerScope,
-    kind: TaskChangeKind,
+    kind: TaskChangeKind | null,
     check?: (task: TaskRecord) => void,
   ): Promise<TaskRecord> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const row = await write();
-      if (row !== undefined) return this.#changed(toRecord(row), kind);
+      // `null`: the caller announces the change itself (its kind depends on the row).
+      if (row !== undefined)
+        return kind === null ? toRecord(row) : this.#changed(toRecord(row), kind);
       const task = await this.#explainMiss(taskId, scope, intent);
       check?.(task);
     }

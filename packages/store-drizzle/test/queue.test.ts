@@ -378,7 +378,13 @@ for (const [name, open] of backends) {
       await store.requireInput(last.taskId, BOB, { q: { method: "elicitation/create" } });
       await seen();
       clock.advance(999);
-      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+      expect(await store.recoverOrphans()).toEqual({
+        requeued: 0,
+        failed: 0,
+        failedTasks: [],
+        cancelled: 0,
+        cancelledTasks: [],
+      });
       clock.advance(1);
       const lastBefore = await store.get(last.taskId, BOB);
       const sweep = await store.recoverOrphans();
@@ -397,7 +403,13 @@ for (const [name, open] of backends) {
       // The sweep hands back the task it failed, as stored (read back through the full row).
       expect(sweep.failedTasks).toEqual([f]);
       expect((await store.get(live.taskId, BOB)).status).toBe("working");
-      expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+      expect(await store.recoverOrphans()).toEqual({
+        requeued: 0,
+        failed: 0,
+        failedTasks: [],
+        cancelled: 0,
+        cancelledTasks: [],
+      });
 
       // The second run is lost too: no attempt left.
       clock.advance(250);
@@ -407,7 +419,13 @@ for (const [name, open] of backends) {
       const again = await store.recoverOrphans({ limit: 1 });
       const failed = await store.get(retried.taskId, ALICE);
       expect(failed.status).toBe("failed");
-      expect(again).toEqual({ requeued: 0, failed: 1, failedTasks: [failed] });
+      expect(again).toEqual({
+        requeued: 0,
+        failed: 1,
+        failedTasks: [failed],
+        cancelled: 0,
+        cancelledTasks: [],
+      });
     });
 
     it("keeps every answer in inputAnswers; a stale run cannot drain a new run's responses", async () => {

@@ -192,7 +192,13 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
       );
       const runA = { ...SCOPE, fence: { holder: "node-a-run", fencingToken: 1 } };
       await sleep(20); // A stalls: its lease runs out
-      expect(await b.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
+      expect(await b.recoverOrphans()).toEqual({
+        requeued: 1,
+        failed: 0,
+        failedTasks: [],
+        cancelled: 0,
+        cancelledTasks: [],
+      });
       const [second] = await b.claim("node-b-run", {
         limit: 1,
         leaseMs: 60_000,

@@ -89,7 +89,13 @@ async function checkUpgraded(
   // The running tasks nobody holds are the queue now; the held one is not an orphan yet.
   const claimed = await store.claim("new-node", { limit: 10, leaseMs: 1000 });
   expect(claimed.map((t) => t.taskId)).toEqual(["unleased", "released"]);
-  expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+  expect(await store.recoverOrphans()).toEqual({
+    requeued: 0,
+    failed: 0,
+    failedTasks: [],
+    cancelled: 0,
+    cancelledTasks: [],
+  });
   // The fence of the old run (token 1) is the new store's too.
   const old = { ...SCOPE, fence: { holder: "old-node", fencingToken: 1 } };
   expect(await store.renewLease("held", old, 1000)).toBe(true);

@@ -475,7 +475,7 @@ export class MemoryTaskStore implements TaskQueueStore {
       backoffMs: 0,
       statusMessage: RELEASED_MESSAGE,
     });
-    this.#replace(slot, next, "queued");
+    this.#requeueOrEnd(slot, next);
     return true;
   }
 
@@ -490,16 +490,24 @@ export class MemoryTaskStore implements TaskQueueStore {
       backoffMs: slot.record.execution.backoffMs,
       statusMessage,
     });
-    return this.#replace(slot, next, "queued");
+    return this.#requeueOrEnd(slot, next);
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
     let requeued = 0;
     const failedTasks: TaskRecord[] = [];
-    if (this.#closed) return { requeued, failed: 0, failedTasks };
+    const cancelledTasks: TaskRecord[] = [];
+    const sweep = () => ({
+      requeued,
+      failed: failedTasks.length,
+      failedTasks,
+      cancelled: cancelledTasks.length,
+      cancelledTasks,
+    });
+    if (this.#closed) return sweep();
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
-    while (requeued + failedTasks.length < limit) {
+    while (requeued + failedTasks.length + cancelledTasks.length < limit) {
       const key = this.#leases.peekKey();
       if (key === undefined || key > now) break;
       const entry = this.#leases.pop()!;
@@ -511,15 +519,12 @@ export class MemoryTaskStore implements TaskQueueStore {
         continue;
       }
       slot.leaseEntry = null;
-      const next = recoverOrphan(record, now);
-      if (next.status === "failed") {
-        failedTasks.push(this.#finish(slot, next));
-      } else {
-        this.#replace(slot, next, "queued");
-        requeued++;
-      }
+      const next = this.#requeueOrEnd(slot, recoverOrphan(record, now));
+      if (next.status === "failed") failedTasks.push(next);
+      else if (next.status === "cancelled") cancelledTasks.push(next);
+      else requeued++;
     }
-    return { requeued, failed: failedTasks.length, failedTasks };
+    return sweep();
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
@@ -579,6 +584,11 @@ export class MemoryTaskStore implements TaskQueueStore {
     this.#track(slot, prev);
     this.#changed(next, kind);
     return next;
+  }
+
+  /** A task requeued (`queued`), or ended instead (a recorded cancel, no attempt left). */
+  #requeueOrEnd(slot: Slot, next: TaskRecord): TaskRecord {
+    return isTerminal(next.status) ? this.#finish(slot, next) : this.#replace(slot, next, "queued");
   }
 
   #finish(slot: Slot, next: TaskRecord): TaskRecord {

@@ -146,7 +146,13 @@ describe("MemoryTaskStore queue", () => {
       clock.advance(50);
       expect(await store.renewLease(t.taskId, fenced(t), 100)).toBe(true);
       if (i % 100 === 0) {
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual({
+          requeued: 0,
+          failed: 0,
+          failedTasks: [],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
       }
     }
     expect(await store.renewLease(t.taskId, fenced(t), 10)).toBe(true); // shortened
@@ -155,7 +161,13 @@ describe("MemoryTaskStore queue", () => {
     expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
     expect(sweep.failedTasks.map((f) => [f.taskId, f.status])).toEqual([[t.taskId, "failed"]]);
     expect(sweep.failedTasks[0]).toEqual(await store.get(t.taskId, scope));
-    expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+    expect(await store.recoverOrphans()).toEqual({
+      requeued: 0,
+      failed: 0,
+      failedTasks: [],
+      cancelled: 0,
+      cancelledTasks: [],
+    });
     await store.close();
   });
 

@@ -13,6 +13,7 @@ import {
 import { completeTask, type OwnerScope, taskErrors } from "@mcp-tasks/core/store";
 import { describeQueueStoreContract, describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { createTasksServer, handleTaskListenRequest, TasksExtension } from "@mcp-tasks/extension";
+import { createRawDispatch, type RawDispatch } from "@mcp-tasks/extension/client";
 import { createLegacyHandler } from "@mcp-tasks/legacy";
 import { SdkTaskStore, sdkTaskOptions, withTaskAuth } from "@mcp-tasks/legacy/sdk-task-store";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
@@ -43,6 +44,7 @@ export const uses = {
     }),
   sdk: () => ({ ...sdkTaskOptions({ service }), store: new SdkTaskStore({ service }) }),
   withTaskAuth,
+  dispatch: (): RawDispatch => createRawDispatch({ url: "http://127.0.0.1/mcp", token: () => "t" }),
   drizzle: async (): Promise<TaskStore[]> => {
     await migrate("postgres://127.0.0.1/none");
     return [

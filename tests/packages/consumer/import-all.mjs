@@ -10,6 +10,7 @@ const entries = [
   "@mcp-tasks/legacy",
   "@mcp-tasks/legacy/sdk-task-store",
   "@mcp-tasks/extension",
+  "@mcp-tasks/extension/client",
   "@mcp-tasks/console",
   "@mcp-tasks/http",
   "@mcp-tasks/http/express",

@@ -8,8 +8,8 @@
 // the memory store's, the Drizzle quick start (PGlite and PostgreSQL), the legacy server
 // (driven by the @modelcontextprotocol/sdk 1.x client through a 2025-11-25 task with an
 // elicitation), the SDK 1.x drop-in with @modelcontextprotocol/sdk as the peer, and the
-// extension server (driven by @modelcontextprotocol/client and ext-tasks through a
-// 2026-07-28 task), and the console's server (its JSON API, as three viewers). The servers' README code listens on port 3000; they run from a copy
+// extension server (driven by the extension README's client: @modelcontextprotocol/client and
+// ext-tasks through `createRawDispatch`, a 2026-07-28 task), and the console's server (its JSON API, as three viewers). The servers' README code listens on port 3000; they run from a copy
 // whose port is replaced with a free one (the only change).
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -123,7 +123,7 @@ describe("the packed packages, installed with npm outside the repository", () =>
     }
     const { stdout } = await runNode(project, "import-all.mjs", [], env());
     const counts = JSON.parse(stdout) as Record<string, number>;
-    expect(Object.keys(counts)).toHaveLength(12);
+    expect(Object.keys(counts)).toHaveLength(13);
     for (const [entry, count] of Object.entries(counts)) {
       expect(count, entry).toBeGreaterThan(0);
     }
@@ -137,6 +137,14 @@ describe("the packed packages, installed with npm outside the repository", () =>
     writeFileSync(
       join(project, "extension-server.ts"),
       readmeBlock(installedReadme("@mcp-tasks/extension"), "## Example (`node:http`)", "ts"),
+    );
+    writeFileSync(
+      join(project, "extension-client.ts"),
+      readmeBlock(
+        installedReadme("@mcp-tasks/extension"),
+        "## A client (`@mcp-tasks/extension/client`)",
+        "ts",
+      ),
     );
     writeFileSync(
       join(project, "extension-fetch-server.ts"),
@@ -165,6 +173,7 @@ describe("the packed packages, installed with npm outside the repository", () =>
         "legacy-server.ts",
         "extension-server.ts",
         "extension-fetch-server.ts",
+        "extension-client.ts",
       ];
       writeFileSync(join(project, file), JSON.stringify({ compilerOptions, files }, null, 2));
       await expect(
@@ -303,9 +312,18 @@ describe("the packed packages, installed with npm outside the repository", () =>
     const url = `http://127.0.0.1:${port}/mcp`;
     const server = await startServer(project, "extension-server.mjs", url, env());
     servers.push(server);
-    const { stdout } = await runNode(project, "extension-client.mjs", [url], env());
+    // The README's client (the ext-tasks client through `createRawDispatch`), as is but its URL.
+    const client = readmeBlock(readme, "## A client (`@mcp-tasks/extension/client`)", "ts");
+    const readmeUrl = '"http://127.0.0.1:3000/mcp"';
+    expect(client.split(readmeUrl).length - 1).toBe(1);
+    writeFileSync(
+      join(project, "extension-client.mjs"),
+      ts.transpileModule(client.replace(readmeUrl, JSON.stringify(url)), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      }).outputText,
+    );
+    const { stdout } = await runNode(project, "extension-client.mjs", [], env());
     const seen = JSON.parse(stdout);
-    expect(seen.era).toBe("modern");
     expect(seen.kind).toBe("task");
     expect(seen.outcome.status).toBe("completed");
     expect(seen.outcome.result.content).toEqual([{ type: "text", text: "5" }]);

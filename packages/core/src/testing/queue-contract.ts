@@ -11,6 +11,7 @@ import {
   type TaskStore,
 } from "../index.js";
 import {
+  CANCELLED_WITHOUT_RUN_MESSAGE,
   claimTask,
   type NewTask,
   type OwnerScope,
@@ -53,6 +54,15 @@ const DAY = 24 * 60 * 60 * 1000;
 
 /** The status message of a task handed back by `releaseLease`. */
 const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
+
+/** What a sweep that found no orphan says. */
+const NO_ORPHANS: OrphanSweep = {
+  requeued: 0,
+  failed: 0,
+  failedTasks: [],
+  cancelled: 0,
+  cancelledTasks: [],
+};
 
 /** The writes a run makes, each carrying the run's fence in its scope. */
 type FencedWrite = (store: TaskStore, taskId: string, scope: OwnerScope) => Promise<unknown>;
@@ -288,7 +298,7 @@ export function describeQueueStoreContract(
         await store.delete(gone.taskId, ALICE);
         await store.delete(lost.taskId, ALICE);
         clock.advance(100);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         expect((await claimAll()).map((t) => t.taskId)).toEqual([kept.taskId]);
       });
 
@@ -457,7 +467,13 @@ export function describeQueueStoreContract(
         const completed = writes.filter((w) => w === "completed").length;
         const lost = writes.filter((w) => w === "lost").length;
         expect(completed + lost).toBe(tasks.length);
-        expect(sweep).toEqual({ requeued: lost, failed: 0, failedTasks: [] });
+        expect(sweep).toEqual({
+          requeued: lost,
+          failed: 0,
+          failedTasks: [],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
         for (const t of tasks) {
           const now = await store.get(t.taskId, ALICE);
           expect(now.status === "completed" || now.execution.holder === null).toBe(true);
@@ -515,10 +531,10 @@ export function describeQueueStoreContract(
         for (let i = 0; i < 5; i++) {
           clock.advance(800);
           expect(await store.renewLease(t.taskId, runOf(t), 1000)).toBe(true);
-          expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+          expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         }
         clock.advance(999);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         clock.advance(1);
         const sweep = await store.recoverOrphans();
         expect(sweep).toMatchObject({ requeued: 0, failed: 1 });
@@ -691,9 +707,15 @@ export function describeQueueStoreContract(
       it("puts an orphan with attempts left back in the queue, after its backoff", async () => {
         const t = await held(policy({ maxAttempts: 2, backoffMs: 3000 }), ALICE, NODE_A, 1000);
         clock.advance(999);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         clock.advance(1);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual({
+          requeued: 1,
+          failed: 0,
+          failedTasks: [],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
         const recovered = await store.get(t.taskId, ALICE);
         expect(recovered).toEqual(recoverOrphan(t, clock.now()));
         expect(recovered.status).toBe("working");
@@ -706,7 +728,7 @@ export function describeQueueStoreContract(
           leaseExpiresAt: null,
           availableAt: clock.now() + 3000,
         });
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         clock.advance(2999);
         expect(await claimAll(NODE_B)).toEqual([]);
         clock.advance(1);
@@ -717,7 +739,13 @@ export function describeQueueStoreContract(
         const sweep = await store.recoverOrphans();
         const lost = await store.get(t.taskId, ALICE);
         expect(lost.status).toBe("failed");
-        expect(sweep).toEqual({ requeued: 0, failed: 1, failedTasks: [lost] });
+        expect(sweep).toEqual({
+          requeued: 0,
+          failed: 1,
+          failedTasks: [lost],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
       });
 
       it("fails an orphan on its last attempt with the worker-lost error", async () => {
@@ -726,21 +754,33 @@ export function describeQueueStoreContract(
         const sweep = await store.recoverOrphans();
         const failed = await store.get(t.taskId, ALICE);
         // The sweep hands back each task it failed, exactly as stored after the write.
-        expect(sweep).toEqual({ requeued: 0, failed: 1, failedTasks: [failed] });
+        expect(sweep).toEqual({
+          requeued: 0,
+          failed: 1,
+          failedTasks: [failed],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
         expect(failed).toEqual(recoverOrphan(t, clock.now()));
         expect(failed.status).toBe("failed");
         expect(failed.outcome).toEqual({ kind: "error", error: WORKER_LOST_ERROR });
         expect(failed.statusMessage).toBe(WORKER_LOST_ERROR.message);
         expect(failed.expiresAt).toBe(clock.now() + 60_000);
         expect(failed.execution).toMatchObject({ holder: null, leaseExpiresAt: null });
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
       });
 
       it("recovers an orphan in input_required, dropping its questions", async () => {
         const t = await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 1000);
         await store.requireInput(t.taskId, runOf(t), { q: { method: "elicitation/create" } });
         clock.advance(1000);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 1, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual({
+          requeued: 1,
+          failed: 0,
+          failedTasks: [],
+          cancelled: 0,
+          cancelledTasks: [],
+        });
         const recovered = await store.get(t.taskId, ALICE);
         expect(recovered.status).toBe("working");
         expect(recovered.inputRequests).toEqual({});
@@ -752,7 +792,7 @@ export function describeQueueStoreContract(
         const done = await held({ ttlMs: null }, ALICE, NODE_A, 1000);
         await store.complete(done.taskId, runOf(done), {});
         clock.advance(DAY);
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
         expect((await store.get(live.taskId, ALICE)).execution.holder).toBe(NODE_A);
         expect(await store.get(waiting.taskId, ALICE)).toEqual(waiting);
         expect((await store.get(done.taskId, ALICE)).status).toBe("completed");
@@ -784,7 +824,7 @@ export function describeQueueStoreContract(
           expect(t.execution).toMatchObject({ holder: null, leaseExpiresAt: null });
           expect(await store.get(t.taskId, BOB)).toEqual(t);
         }
-        expect(await store.recoverOrphans()).toEqual({ requeued: 0, failed: 0, failedTasks: [] });
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
       });
 
       it("concurrent sweeps recover each orphan exactly once", async () => {
@@ -812,6 +852,123 @@ export function describeQueueStoreContract(
         await expectError(store.complete(t.taskId, runOf(t), {}), "lease_lost");
         expect(await store.renewLease(t.taskId, runOf(t), LEASE)).toBe(false);
         expect(await store.releaseLease(t.taskId, runOf(t))).toBe(false);
+      });
+    });
+
+    describe("a recorded cancel request wins over a lost worker", () => {
+      /** A task held by node A whose cancellation was requested (not yet acknowledged). */
+      async function cancelRequested(execution: Partial<ExecutionPolicy>, leaseMs = LEASE) {
+        const t = await held(policy(execution), ALICE, NODE_A, leaseMs);
+        clock.advance(5);
+        const requested = await store.requestCancel(t.taskId, ALICE);
+        expect(requested.cancelRequestedAt).toBe(clock.now());
+        clock.advance(5);
+        return requested;
+      }
+
+      /** `task` ended cancelled at `clock.now()` by the lost run, and is never claimed again. */
+      async function expectCancelledForGood(task: TaskRecord, requested: TaskRecord) {
+        expect(task.status).toBe("cancelled");
+        expect(task.outcome).toBeNull();
+        expect(task.statusMessage).toBe(CANCELLED_WITHOUT_RUN_MESSAGE);
+        expect(task.cancelRequestedAt).toBe(requested.cancelRequestedAt);
+        expect(task.lastUpdatedAt).toBe(clock.now());
+        expect(task.expiresAt).toBe(clock.now() + 60_000);
+        expect(task.version).toBe(requested.version + 1);
+        expect(task.execution).toMatchObject({
+          attempt: requested.execution.attempt,
+          holder: null,
+          leaseExpiresAt: null,
+          availableAt: null,
+        });
+        expect(await store.get(task.taskId, ALICE)).toEqual(task);
+        clock.advance(DAY);
+        expect(await claimAll(NODE_B)).toEqual([]);
+        expect(await store.recoverOrphans()).toEqual(NO_ORPHANS);
+      }
+
+      it("an orphan with attempts left ends cancelled, not requeued", async () => {
+        const requested = await cancelRequested({ maxAttempts: 3, backoffMs: 0 }, 100);
+        clock.advance(100);
+        const sweep = await store.recoverOrphans();
+        const ended = await store.get(requested.taskId, ALICE);
+        expect(sweep).toEqual({ ...NO_ORPHANS, cancelled: 1, cancelledTasks: [ended] });
+        expect(ended).toEqual(recoverOrphan(requested, clock.now()));
+        await expectCancelledForGood(ended, requested);
+      });
+
+      it("an orphan on its last attempt ends cancelled, not failed Worker lost", async () => {
+        const requested = await cancelRequested({ maxAttempts: 1 }, 100);
+        clock.advance(100);
+        const sweep = await store.recoverOrphans();
+        const ended = await store.get(requested.taskId, ALICE);
+        expect(sweep).toEqual({ ...NO_ORPHANS, cancelled: 1, cancelledTasks: [ended] });
+        expect(ended.outcome).toBeNull();
+        await expectCancelledForGood(ended, requested);
+      });
+
+      it("an orphan in input_required ends cancelled, its questions dropped", async () => {
+        const t = await held(policy({ maxAttempts: 2 }), ALICE, NODE_A, 100);
+        await store.requireInput(t.taskId, runOf(t), { q: { method: "elicitation/create" } });
+        const requested = await store.requestCancel(t.taskId, ALICE);
+        clock.advance(100);
+        expect((await store.recoverOrphans()).cancelled).toBe(1);
+        const ended = await store.get(t.taskId, ALICE);
+        expect(ended.inputRequests).toEqual({});
+        await expectCancelledForGood(ended, requested);
+      });
+
+      it("a hand-back (releaseLease) ends it cancelled instead of queueing it", async () => {
+        const requested = await cancelRequested({ maxAttempts: 2 });
+        expect(await store.releaseLease(requested.taskId, runOf(requested))).toBe(true);
+        const ended = await store.get(requested.taskId, ALICE);
+        expect(ended).toEqual(
+          requeueTask(requested, clock.now(), {
+            countAttempt: false,
+            backoffMs: 0,
+            statusMessage: RELEASED_MESSAGE,
+          }),
+        );
+        await expectCancelledForGood(ended, requested);
+      });
+
+      it("a run giving up for another attempt (requeue) ends it cancelled instead", async () => {
+        const requested = await cancelRequested({ maxAttempts: 3, backoffMs: 1000 });
+        const ended = await store.requeue(requested.taskId, runOf(requested), "Retrying");
+        expect(ended).toEqual(
+          requeueTask(requested, clock.now(), {
+            countAttempt: true,
+            backoffMs: 1000,
+            statusMessage: "Retrying",
+          }),
+        );
+        await expectCancelledForGood(ended, requested);
+      });
+
+      it("reports status_changed, not queued, for each way the run is lost", async () => {
+        const orphan = await cancelRequested({ maxAttempts: 3 }, 100);
+        const released = await cancelRequested({ maxAttempts: 3 });
+        const requeued = await cancelRequested({ maxAttempts: 3 });
+        const feed = collect();
+        clock.advance(100);
+        await store.recoverOrphans();
+        await store.releaseLease(released.taskId, runOf(released));
+        await store.requeue(requeued.taskId, runOf(requeued), "again");
+        await feed.atLeast(3);
+        feed.stop();
+        expect(feed.seen()).toEqual([
+          [orphan.taskId, "status_changed", "cancelled", orphan.version + 1],
+          [released.taskId, "status_changed", "cancelled", released.version + 1],
+          [requeued.taskId, "status_changed", "cancelled", requeued.version + 1],
+        ]);
+      });
+
+      it("a superseded run still cannot end it (lease_lost), whatever was requested", async () => {
+        const { stale, task } = await superseded();
+        await store.requestCancel(task.taskId, ALICE);
+        await expectError(store.requeue(task.taskId, stale, "x"), "lease_lost");
+        expect(await store.releaseLease(task.taskId, stale)).toBe(false);
+        expect((await store.get(task.taskId, ALICE)).status).toBe("working");
       });
     });
 

@@ -343,7 +343,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
       backoffMs: 0,
       statusMessage: RELEASED_MESSAGE,
     });
-    this.#replace(entry, next, "queued");
+    this.#requeueOrEnd(entry, next);
     return true;
   }
 
@@ -358,27 +358,37 @@ export class ReferenceTaskStore implements TaskQueueStore {
       backoffMs: entry.record.execution.backoffMs,
       statusMessage,
     });
-    return this.#replace(entry, next, "queued");
+    return this.#requeueOrEnd(entry, next);
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
-    if (this.#closed) return { requeued: 0, failed: 0, failedTasks: [] };
+    const failedTasks: TaskRecord[] = [];
+    const cancelledTasks: TaskRecord[] = [];
+    let requeued = 0;
+    const sweep = () => ({
+      requeued,
+      failed: failedTasks.length,
+      failedTasks,
+      cancelled: cancelledTasks.length,
+      cancelledTasks,
+    });
+    if (this.#closed) return sweep();
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
-    let requeued = 0;
-    const failedTasks: TaskRecord[] = [];
     for (const entry of this.#tasks.values()) {
-      if (requeued + failedTasks.length >= limit) break;
+      if (requeued + failedTasks.length + cancelledTasks.length >= limit) break;
       if (!isOrphaned(entry.record, now)) continue;
-      const next = recoverOrphan(entry.record, now);
-      if (next.status === "failed") {
-        failedTasks.push(this.#replace(entry, next, "status_changed"));
-      } else {
-        this.#replace(entry, next, "queued");
-        requeued++;
-      }
+      const next = this.#requeueOrEnd(entry, recoverOrphan(entry.record, now));
+      if (next.status === "failed") failedTasks.push(next);
+      else if (next.status === "cancelled") cancelledTasks.push(next);
+      else requeued++;
     }
-    return { requeued, failed: failedTasks.length, failedTasks };
+    return sweep();
+  }
+
+  /** A task requeued (`queued`), or ended instead (a recorded cancel, no attempt left). */
+  #requeueOrEnd(entry: Entry, next: TaskRecord): TaskRecord {
+    return this.#replace(entry, next, isTerminal(next.status) ? "status_changed" : "queued");
   }
 
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {

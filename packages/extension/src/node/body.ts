@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { nestsDeeperThan } from "./json-depth.js";
 
 /** A request body read once by {@link readJsonBody}. */
 export type JsonBody =
@@ -9,10 +10,13 @@ export type JsonBody =
   /** Bytes that are not JSON; kept so the fallback can answer `-32700` with them. */
   | { readonly kind: "invalid"; readonly text: string }
   /** More than the limit: announced by `Content-Length` or counted while reading. */
-  | { readonly kind: "too-large" };
+  | { readonly kind: "too-large" }
+  /** JSON nested deeper than `MAX_JSON_DEPTH` (256): refuse it unparsed (`400`, `-32600`). */
+  | { readonly kind: "too-deep" };
 
 const EMPTY: JsonBody = Object.freeze({ kind: "empty" });
 const TOO_LARGE: JsonBody = Object.freeze({ kind: "too-large" });
+const TOO_DEEP: JsonBody = Object.freeze({ kind: "too-deep" });
 
 /**
  * How much of a body that will not be used is read and thrown away before the answer: a
@@ -89,6 +93,7 @@ export function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<Js
       const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString(
         "utf8",
       );
+      if (nestsDeeperThan(text)) return resolve(TOO_DEEP);
       try {
         resolve({ kind: "json", value: JSON.parse(text) });
       } catch {

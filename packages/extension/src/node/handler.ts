@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Owner } from "@mcp-tasks/core";
 import { ANONYMOUS, extractTraceContext, isRpcError, type RpcOutcome } from "@mcp-tasks/core";
+import type { TasksServerFactory } from "@mcp-tasks/mcp-server";
 import {
   type AuthInfo,
   createMcpHandler,
@@ -9,6 +10,7 @@ import {
   isJsonContentType,
   SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/server";
+import { bindTasksExtension } from "../binding.js";
 import { RPC_ERROR } from "../errors.js";
 import type { TasksExtension } from "../extension.js";
 import { answerTaskListen, matchTaskListen, SSE_HEADERS } from "../listen-stream.js";
@@ -16,6 +18,7 @@ import type { TasksRequestContext } from "../request.js";
 import { discardBody, type JsonBody, readJsonBody } from "./body.js";
 import { RequestClassifier } from "./classify.js";
 import { type DirectTasksRequest, matchDirectTasksRequest } from "./direct-route.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { createQuietTasksServer } from "./quiet-server.js";
 import { webRequestFor, writeJson, writeWebResponse } from "./web-bridge.js";
 
@@ -31,6 +34,13 @@ export interface NodeTasksHandlerOptions {
   readonly keepAliveMs?: number;
   /** Told about failures no client can receive; default ignore. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Your own server, built per request (called with `{ era: "modern" }`): the extension is
+   * attached to it with {@link bindTasksExtension} before it serves the request, so an
+   * `McpServer` keeps its tools, prompts and resources next to the task tools. Without it
+   * each request is served by a bare server with the extension's tools only.
+   */
+  readonly server?: TasksServerFactory;
 }
 
 /** Per-request input of {@link NodeTasksHandler.handle}. */
@@ -71,6 +81,15 @@ export interface NodeTasksHandler {
 }
 
 const OWNER_KEY = "io.github.mcp-tasks/owner";
+/** The answer to a body nested deeper than `MAX_JSON_DEPTH`, in either era. */
+export const TOO_DEEP_ANSWER = Object.freeze({
+  jsonrpc: "2.0",
+  id: null,
+  error: Object.freeze({
+    code: -32600,
+    message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+  }),
+});
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 function ownerOf(authInfo: AuthInfo | undefined): Owner {
@@ -102,13 +121,20 @@ export function createNodeTasksHandler(
   const onError = options.onError ?? (() => {});
   const resultMeta = { [SERVER_INFO_META_KEY]: serverInfo };
   const classifier = new RequestClassifier();
+  const userServer = options.server;
   const sdk = createMcpHandler(
-    (ctx) =>
-      createQuietTasksServer(extension, {
-        owner: ownerOf(ctx.authInfo),
-        serverInfo,
-        ...(options.instructions !== undefined && { instructions: options.instructions }),
-      }),
+    async (ctx) => {
+      if (userServer === undefined) {
+        return createQuietTasksServer(extension, {
+          owner: ownerOf(ctx.authInfo),
+          serverInfo,
+          ...(options.instructions !== undefined && { instructions: options.instructions }),
+        });
+      }
+      const server = await userServer({ era: "modern" });
+      bindTasksExtension(server, extension, ownerOf(ctx.authInfo));
+      return server;
+    },
     { legacy: "reject", maxRequestBodySize: maxBodyBytes, onerror: () => {} },
   );
 
@@ -217,6 +243,10 @@ export function createNodeTasksHandler(
         const body =
           requestOptions.body ??
           (isPost ? await readJsonBody(req, maxBodyBytes) : { kind: "empty" });
+        if (body.kind === "too-deep") {
+          writeJson(res, 400, TOO_DEEP_ANSWER);
+          return;
+        }
         if (body.kind === "too-large") {
           writeJson(
             res,

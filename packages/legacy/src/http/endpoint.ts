@@ -7,6 +7,7 @@ import {
   type TaskService,
   type ToolDefinition,
 } from "@mcp-tasks/core";
+import type { TasksServerFactory } from "@mcp-tasks/mcp-server";
 import { type AuthInfo, isInitializeRequest } from "@modelcontextprotocol/server";
 import { LegacyTaskHandlers } from "../handlers.js";
 import { type HeaderReader, matchDirectTaskGet, sseAnswerHeaders, sseMessage } from "./direct.js";
@@ -41,6 +42,13 @@ export interface LegacyHandlerOptions {
   readonly clock?: Clock;
   /** Told about errors no client can receive; default `console.error`. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Your own server, built per session (called with `{ era: "legacy" }` at `initialize`):
+   * the task methods are attached to it, so an `McpServer` keeps its tools, prompts and
+   * resources next to the task tools. Without it each session is served by a bare server
+   * with the task tools only.
+   */
+  readonly server?: TasksServerFactory;
 }
 
 /** Extra per-request input, as `toNodeHandler` passes it. */
@@ -126,7 +134,10 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     if (!messages.some((m) => isInitializeRequest(m))) return sessionRequired();
     if (sessions.full)
       return jsonRpcErrorResponse(503, -32000, "Too many sessions; try again later");
+    const server =
+      options.server === undefined ? undefined : await options.server({ era: "legacy" });
     const session = new LegacySession(owner, {
+      ...(server !== undefined && { server }),
       handlers,
       serverInfo: options.serverInfo,
       ...(options.instructions !== undefined && { instructions: options.instructions }),

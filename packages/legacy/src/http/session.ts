@@ -7,7 +7,9 @@ import {
   type RpcOutcome,
   type TraceContext,
 } from "@mcp-tasks/core";
+import { mountTaskTools } from "@mcp-tasks/mcp-server";
 import {
+  McpServer,
   Server,
   type ServerContext,
   WebStandardStreamableHTTPServerTransport,
@@ -16,6 +18,7 @@ import { z } from "zod";
 import type { DeliveryChannel } from "../delivery-channel.js";
 import type { LegacyRequestContext } from "../handlers/deps.js";
 import type { LegacyTaskHandlers } from "../handlers.js";
+import { taskSupportOf } from "../projection.js";
 import { CreateTaskResultSchema } from "../wire.js";
 import { anySignal, type SendOverSdk, sdkChannel } from "./channels.js";
 import type { TableSession } from "./session-table.js";
@@ -31,6 +34,11 @@ export interface SessionOptions {
   readonly onSessionInitialized: (id: string, session: LegacySession) => void;
   readonly onSessionClosed: (id: string | undefined, session: LegacySession) => void;
   readonly onError: (error: unknown) => void;
+  /**
+   * The user's own server for this session (built by their factory): the task methods are
+   * attached to it, and an `McpServer` keeps its tools. Default: a bare server.
+   */
+  readonly server?: McpServer | Server;
 }
 
 /**
@@ -61,6 +69,8 @@ export class LegacySession implements TableSession {
   readonly server: Server;
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly #options: SessionOptions;
+  /** The user's `McpServer`, when the session serves one. */
+  readonly #mcp: McpServer | undefined;
   readonly #notifiers = new Map<string, TaskNotifier>();
   readonly #unlisten: () => void;
   #standalone: { channel: DeliveryChannel; close: () => void } | undefined;
@@ -76,10 +86,14 @@ export class LegacySession implements TableSession {
   constructor(owner: Owner, options: SessionOptions) {
     this.owner = owner;
     this.#options = options;
-    this.server = new Server(options.serverInfo, {
-      capabilities: options.handlers.capabilities,
-      ...(options.instructions !== undefined && { instructions: options.instructions }),
-    });
+    const target =
+      options.server ??
+      new Server(options.serverInfo, {
+        capabilities: options.handlers.capabilities,
+        ...(options.instructions !== undefined && { instructions: options.instructions }),
+      });
+    this.#mcp = target instanceof McpServer ? target : undefined;
+    this.server = target instanceof McpServer ? target.server : target;
     this.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => options.onSessionInitialized(id, this),
@@ -98,7 +112,7 @@ export class LegacySession implements TableSession {
   }
 
   connect(): Promise<void> {
-    return this.server.connect(this.transport);
+    return (this.#mcp ?? this.server).connect(this.transport);
   }
 
   #register(): void {
@@ -115,18 +129,37 @@ export class LegacySession implements TableSession {
         ...(traceContext !== null && { traceContext }),
       };
     };
-    server.setRequestHandler("tools/list", () => handlers.listTools() as never);
-    server.setRequestHandler("tools/call", async (request, ctx) => {
-      const result = unwrap(await handlers.callTool(context(ctx, true), request.params));
+    const startTask = async (params: unknown, ctx: ServerContext): Promise<never> => {
+      const result = unwrap(await handlers.callTool(context(ctx, true), params));
       const created = CreateTaskResultSchema.safeParse(result);
       if (!created.success) return result as never;
       const progressToken = (
-        request.params._meta as { progressToken?: string | number } | undefined
+        (params as { _meta?: { progressToken?: string | number } })._meta as
+          | { progressToken?: string | number }
+          | undefined
       )?.progressToken;
       this.#track(created.data.task, progressToken);
       // The 2025 codec of @modelcontextprotocol/server 2.4 requires `content` next to `task`.
       return { ...result, content: [] } as never;
-    });
+    };
+    if (this.#mcp !== undefined) {
+      // The user's McpServer keeps its tools; the task tools join them, and the calls with
+      // `params.task` (or of a task-only tool, which this era then refuses) are ours.
+      server.registerCapabilities({ tasks: handlers.capabilities.tasks });
+      mountTaskTools(this.#mcp, [...handlers.tools.values()], {
+        takesCall: (tool, request) =>
+          request.params.task !== undefined || tool.taskMode === "always",
+        answerCall: (_tool, request, ctx) => startTask(request.params, ctx),
+        runInRequest: async (tool, args, ctx) =>
+          unwrap(
+            await handlers.callTool(context(ctx, true), { name: tool.name, arguments: args }),
+          ) as never,
+        execution: (tool) => ({ taskSupport: taskSupportOf(tool.taskMode) }),
+      });
+    } else {
+      server.setRequestHandler("tools/list", () => handlers.listTools() as never);
+      server.setRequestHandler("tools/call", (request, ctx) => startTask(request.params, ctx));
+    }
     // The 2025 task methods are not in the SDK's typed method map: register them with an
     // explicit (pass-through) params schema; the handlers validate with the wire schemas.
     const anyParams = { params: z.unknown() };

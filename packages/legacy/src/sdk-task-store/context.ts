@@ -53,6 +53,14 @@ export function sessionOf(sessionId: string | undefined): string | undefined {
   return sessionId ?? servingContext.getStore()?.sessionId;
 }
 
+/**
+ * True when the request being served is visible to the store: the call is made while a
+ * bound transport delivers a message, or inside {@link withTaskAuth}.
+ */
+export function servingContextKnown(): boolean {
+  return servingContext.getStore() !== undefined;
+}
+
 /** What the owner of a call passing `sessionId` is decided from. */
 export function ownerContextOf(sessionId: string | undefined): SdkOwnerContext {
   return { authInfo: servingContext.getStore()?.authInfo, sessionId: sessionOf(sessionId) };

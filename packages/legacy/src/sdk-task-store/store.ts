@@ -10,11 +10,13 @@ import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/exp
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js";
 import { toLegacyTask } from "../projection.js";
+import { UnseenAuthProbe } from "./auth-probe.js";
 import {
   bindServingContext,
   defaultSdkOwner,
   ownerContextOf,
   type SdkOwnerContext,
+  servingContextKnown,
 } from "./context.js";
 import {
   INTERNAL_ERROR,
@@ -26,6 +28,7 @@ import {
   sdkError,
   terminalUpdate,
 } from "./errors.js";
+import { LeaseKeeper, type SdkLeaseOptions } from "./leases.js";
 import type { SdkTaskMessageQueue } from "./queue.js";
 
 /** Settings of {@link SdkTaskStore}. */
@@ -43,7 +46,29 @@ export interface SdkTaskStoreOptions {
    * and its cause comes here. Default: `console.error`.
    */
   readonly onError?: (error: unknown) => void;
+  /**
+   * How the tasks whose work runs in this process are held (see {@link SdkLeaseOptions}):
+   * on a store that is also a task queue (memory, PostgreSQL, PGlite) each task is created
+   * under a lease this store renews, so a task whose process died fails "Worker lost" once
+   * the lease runs out instead of staying `working`.
+   */
+  readonly lease?: SdkLeaseOptions;
+  /**
+   * Told, once per store, about a set-up that loses owners: requests of a session carry
+   * auth info (`req.auth` or an `Authorization` header, on a `node:http`-based server)
+   * while the store cannot see it, because their transport was not bound with
+   * {@link SdkTaskStore.bindTransport}; their tasks then belong to the session instead of
+   * the authenticated client. Default: `console.warn`.
+   */
+  readonly onWarning?: (message: string) => void;
 }
+
+/** The warning of {@link SdkTaskStoreOptions.onWarning}. */
+export const UNSEEN_AUTH_WARNING =
+  "SdkTaskStore: requests carry auth info the task store cannot see (their transport is not " +
+  "bound), so their tasks belong to the session (mcp-session:<id>), not to the authenticated " +
+  "client, and are lost to it when the session ends, e.g. on a restart. Call " +
+  "SdkTaskStore.bindTransport(transport) right after server.connect(transport).";
 
 /**
  * `@modelcontextprotocol/sdk` 1.x `TaskStore` over a {@link TaskService}. The SDK runs the
@@ -65,16 +90,41 @@ export interface SdkTaskStoreOptions {
  *   JSON-RPC error rethrows that error from `getTaskResult`.
  * - A call without a session id made while a request of a transport bound with
  *   {@link SdkTaskStore.bindTransport} is served resolves to that request's owner.
+ * - On a queue store, each task is created under a lease held by this process and renewed
+ *   until the task ends; a task whose process died fails "Worker lost" (core's
+ *   `WORKER_LOST_ERROR`) once its lease runs out, swept by any process's store (see
+ *   {@link SdkTaskStoreOptions.lease}). The SDK cannot run a tool's work again, so such a
+ *   task is never re-run. Create one store per process and {@link close} it on shutdown.
  */
 export class SdkTaskStore implements TaskStore {
   readonly service: TaskService;
   readonly #ownerOf: (context: SdkOwnerContext) => Owner;
   readonly #onError: (error: unknown) => void;
+  readonly #leases: LeaseKeeper;
+  readonly #authProbe: UnseenAuthProbe;
 
   constructor(options: SdkTaskStoreOptions) {
     this.service = options.service;
     this.#ownerOf = options.ownerOf ?? defaultSdkOwner;
     this.#onError = options.onError ?? ((error) => console.error("sdk task store:", error));
+    this.#leases = new LeaseKeeper(this.service, options.lease ?? {}, this.#onError);
+    const onWarning = options.onWarning ?? ((message) => console.warn(message));
+    this.#authProbe = new UnseenAuthProbe(() => onWarning(UNSEEN_AUTH_WARNING));
+  }
+
+  /** This process's name as the lease holder of the tasks it creates. */
+  get holder(): string {
+    return this.#leases.holder;
+  }
+
+  /**
+   * Stops renewing the leases of this process's running tasks (and sweeping orphans): call
+   * it on shutdown, before closing the underlying store. Tasks still running then end
+   * "Worker lost" once their leases run out, swept by the next process (or a janitor).
+   */
+  close(): void {
+    this.#leases.stop();
+    this.#authProbe.stop();
   }
 
   /**
@@ -94,6 +144,9 @@ export class SdkTaskStore implements TaskStore {
   }
 
   #owner(sessionId: string | undefined): Owner {
+    // The SDK passes the session of every call it makes; without a visible request (an
+    // unbound transport) the store cannot see whether that session is authenticated.
+    if (sessionId !== undefined && !servingContextKnown()) this.#authProbe.watch(sessionId);
     return this.#ownerOf(ownerContextOf(sessionId));
   }
 
@@ -111,6 +164,7 @@ export class SdkTaskStore implements TaskStore {
     };
     // The creating request's trace context (`_meta.traceparent`), kept with the task.
     const traceContext = extractTraceContext(params._meta);
+    const lease = this.#leases.lease();
     try {
       const record = await this.service.create(caller, {
         era: "2025-11-25",
@@ -123,7 +177,13 @@ export class SdkTaskStore implements TaskStore {
         },
         ...(taskParams.ttl !== undefined && { ttlMs: taskParams.ttl }),
         ...(traceContext !== null && { traceContext }),
+        // Held by this process while its work runs here. The SDK has no way to run a tool's
+        // work again, so there is one attempt: a lost process fails the task "Worker lost".
+        ...(lease !== undefined && { lease, execution: { maxAttempts: 1 } }),
       });
+      if (lease !== undefined) {
+        this.#leases.hold(record.taskId, caller, record.execution.fencingToken);
+      }
       return toLegacyTask(record) as Task;
     } catch (error) {
       throw mapped(error, undefined, this.#onError);
@@ -146,6 +206,7 @@ export class SdkTaskStore implements TaskStore {
       status === "failed" && result.isError !== true ? { ...result, isError: true } : result;
     try {
       await this.service.complete(caller, taskId, stored);
+      this.#leases.release(taskId);
     } catch (error) {
       if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId, this.#onError);
       const current = await this.#find(caller, taskId);
@@ -179,6 +240,7 @@ export class SdkTaskStore implements TaskStore {
     if (isTerminal(current.status)) throw terminalUpdate(taskId, current, status);
     try {
       await this.#transition(caller, current, status, statusMessage);
+      if (isTerminal(status)) this.#leases.release(taskId);
     } catch (error) {
       if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId, this.#onError);
       // Another writer (a cancel, the work itself) ended the task meanwhile.

@@ -61,7 +61,9 @@ export interface TaskEnvironment {
 /** Registers the teardown; call at describe level. */
 export function taskEnvironment(factory: StoreFactory): TaskEnvironment {
   const open: StoreFixture[] = [];
+  const stores: SdkTaskStore[] = [];
   afterEach(async () => {
+    for (const store of stores.splice(0)) store.close();
     await Promise.all(open.splice(0).map((fixture) => fixture.close()));
   });
   return {
@@ -70,7 +72,9 @@ export function taskEnvironment(factory: StoreFactory): TaskEnvironment {
       open.push(fixture);
       const service = new TaskService({ ...SDK_LIKE, ...settings, store: fixture.store });
       // The SDK's own tests close stores under running work: those reports are expected.
-      return new SdkTaskStore({ service, onError: () => {} });
+      const store = new SdkTaskStore({ service, onError: () => {} });
+      stores.push(store);
+      return store;
     },
     messageQueue: () => new SdkTaskMessageQueue(),
   };

@@ -17,7 +17,8 @@
  *   so those session-less calls act for the session being served;
  * - hosting: the module-level set-up is in {@link startInteractiveExample}, which listens on
  *   127.0.0.1 port 0 and can be closed, instead of `app.listen(PORT)` and a SIGINT handler
- *   (whose `taskStore.cleanup()` has no counterpart: a durable store is closed by its owner);
+ *   (whose `taskStore.cleanup()` becomes `taskStore.close()`, in `close`; the durable store
+ *   itself is closed by its owner);
  * - `console` is silenced for the test run; express's types are spelled out; formatting
  *   and strict-mode typing (`override`, `as CreateTaskOptions`).
  */
@@ -874,6 +875,7 @@ export async function startInteractiveExample(service: TaskService): Promise<Run
         sessions.delete(sessionId);
       }
       messageQueue.cleanup();
+      taskStore.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
