@@ -5,6 +5,7 @@
 // every entry point is imported; a consumer of every entry point and the READMEs' TypeScript
 // servers type-check under NodeNext and Bundler with the repository's TypeScript; and every
 // runnable README example runs, from the README inside the installed package: core's two,
+// the root README's existing McpServer with tasks added (driven by both official clients),
 // the memory store's, the Drizzle quick start (PGlite and PostgreSQL), the legacy server
 // (driven by the @modelcontextprotocol/sdk 1.x client through a 2025-11-25 task with an
 // elicitation), the SDK 1.x drop-in with @modelcontextprotocol/sdk as the peer, and the
@@ -300,6 +301,55 @@ describe("the packed packages, installed with npm outside the repository", () =>
     expect(seen.ttl).toBe(60_000);
     expect(seen.result).toEqual([{ type: "text", text: "echo: hi" }]);
     expect(seen.listed).toEqual([[true, "completed"]]);
+  });
+
+  it("root README: tasks added to an existing McpServer serve both eras from the packed packages", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const port = await freePort();
+    writeFileSync(
+      join(project, "existing-server.mjs"),
+      serverCopy(readmeBlock(readme, "## Add tasks to an existing server", "ts"), port),
+    );
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const server = await startServer(project, "existing-server.mjs", url, env());
+    servers.push(server);
+    const { stdout } = await runNode(project, "existing-server-clients.mjs", [url], env());
+    const seen = JSON.parse(stdout);
+    for (const era of ["modern", "legacy"] as const) {
+      const add = seen[era].tools.find((t: { name: string }) => t.name === "add");
+      expect(add, era).toMatchObject({
+        description: "Adds two numbers",
+        annotations: { readOnlyHint: true },
+        inputSchema: {
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "number" } },
+        },
+      });
+      expect(seen[era].add.content, era).toEqual([{ type: "text", text: "5" }]);
+      expect(seen[era].bad.isError, era).toBe(true);
+      expect(seen[era].bad.content[0].text, era).toMatch(
+        /^Input validation error: Invalid arguments for tool add: a: /,
+      );
+    }
+    // The 2025-11-25 listing marks the task tool; the 2026-07-28 one has no `execution`.
+    const legacyReport = seen.legacy.tools.find((t: { name: string }) => t.name === "slow_report");
+    expect(legacyReport.execution).toEqual({ taskSupport: "optional" });
+    expect(seen.legacy.capabilities).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    expect(seen.modern.kind).toBe("task");
+    expect(seen.modern.outcome.status).toBe("completed");
+    expect(seen.modern.outcome.result.content).toEqual([
+      { type: "text", text: "Report on tides: all good." },
+    ]);
+    expect(seen.legacy.types[0]).toBe("taskCreated");
+    expect(seen.legacy.types.at(-1)).toBe("result");
+    expect(seen.legacy.result.content).toEqual([
+      { type: "text", text: "Report on tides: all good." },
+    ]);
+    await server.stop();
   });
 
   it("extension: the README's server completes a 2026-07-28 task for the official clients", async () => {
