@@ -7,7 +7,7 @@ import { TaskRunner, TaskService } from "@mcp-tasks/core";
 import { taskTool } from "@mcp-tasks/mcp-server";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import { createMcpHandler, McpServer, Server } from "@modelcontextprotocol/server";
+import { completable, createMcpHandler, McpServer, Server } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { bindTasksExtension, createNodeTasksHandler, TasksExtension } from "../src/index.js";
@@ -36,7 +36,14 @@ function userServer(): McpServer {
   );
   server.registerPrompt(
     "greet",
-    { description: "Greets", argsSchema: z.object({ name: z.string() }) },
+    {
+      description: "Greets",
+      argsSchema: z.object({
+        name: completable(z.string(), (value) =>
+          ["Ada", "Alan"].filter((n) => n.startsWith(value)),
+        ),
+      }),
+    },
     ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Hi ${name}` } }] }),
   );
   server.registerResource("readme", "memo://readme", { mimeType: "text/plain" }, async () => ({
@@ -217,12 +224,16 @@ describe("an existing McpServer with tasks attached, 2026-07-28", () => {
     expect(JSON.stringify(bad.body.result)).toContain("Input validation error");
   });
 
-  it("keeps prompts and resources, and unknown tools answer as the McpServer answers", async () => {
+  it("keeps prompts, resources and completions, and unknown tools answer as the McpServer answers", async () => {
     for (const [method, params] of [
       ["prompts/list", {}],
       ["prompts/get", { name: "greet", arguments: { name: "Ada" } }],
       ["resources/list", {}],
       ["resources/read", { uri: "memo://readme" }],
+      [
+        "completion/complete",
+        { ref: { type: "ref/prompt", name: "greet" }, argument: { name: "name", value: "A" } },
+      ],
       ["tools/call", { name: "nope", arguments: {} }],
     ] as const) {
       const mine = await rpc(url, method, params);
@@ -230,6 +241,11 @@ describe("an existing McpServer with tasks attached, 2026-07-28", () => {
       expect(mine.status, method).toBe(theirs.status);
       expect(comparable(mine.body), method).toEqual(comparable(theirs.body));
     }
+    const completed = await rpc(url, "completion/complete", {
+      ref: { type: "ref/prompt", name: "greet" },
+      argument: { name: "name", value: "A" },
+    });
+    expect(completed.body.result).toMatchObject({ completion: { values: ["Ada", "Alan"] } });
   });
 
   it("runs a task tool as a task for a client that declared the extension", async () => {

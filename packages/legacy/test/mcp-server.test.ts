@@ -11,7 +11,7 @@ import { toNodeHandler } from "@modelcontextprotocol/node";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { completable, createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createLegacyHandler } from "../src/index.js";
@@ -19,7 +19,10 @@ import { ownerFromHeader } from "./fixtures.js";
 
 /** The user's server as they had it before tasks: a tool, a prompt, a resource. */
 function userServer(): McpServer {
-  const server = new McpServer({ name: "calculator", version: "1.0.0" });
+  const server = new McpServer(
+    { name: "calculator", version: "1.0.0" },
+    { capabilities: { logging: {} } },
+  );
   server.registerTool(
     "add",
     {
@@ -31,7 +34,14 @@ function userServer(): McpServer {
   );
   server.registerPrompt(
     "greet",
-    { description: "Greets", argsSchema: z.object({ name: z.string() }) },
+    {
+      description: "Greets",
+      argsSchema: z.object({
+        name: completable(z.string(), (value) =>
+          ["Ada", "Alan"].filter((n) => n.startsWith(value)),
+        ),
+      }),
+    },
     ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Hi ${name}` } }] }),
   );
   server.registerResource("readme", "memo://readme", { mimeType: "text/plain" }, async () => ({
@@ -127,7 +137,7 @@ describe("an existing McpServer with tasks attached, 2025-11-25 (SDK 1.x client)
     });
   });
 
-  it("answers the server's own tool, prompts and resources exactly as the McpServer alone", async () => {
+  it("answers the server's own tool, prompts, resources, completions and logging exactly as the McpServer alone", async () => {
     const mine = await connect(withTasks.url);
     const theirs = await connect(withoutTasks.url);
     for (const args of [{ a: 2, b: 3 }, { a: "x", b: 3 }, {}]) {
@@ -147,6 +157,14 @@ describe("an existing McpServer with tasks attached, 2025-11-25 (SDK 1.x client)
     expect(await mine.readResource({ uri: "memo://readme" })).toEqual(
       await theirs.readResource({ uri: "memo://readme" }),
     );
+    const completion = {
+      ref: { type: "ref/prompt" as const, name: "greet" },
+      argument: { name: "name", value: "A" },
+    };
+    expect(await mine.complete(completion)).toEqual(await theirs.complete(completion));
+    expect((await mine.complete(completion)).completion.values).toEqual(["Ada", "Alan"]);
+    expect(await mine.setLoggingLevel("warning")).toEqual(await theirs.setLoggingLevel("warning"));
+    expect(mine.getServerCapabilities()?.logging).toEqual({});
   });
 
   it("runs a task tool as a task through callToolStream", async () => {
