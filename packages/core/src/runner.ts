@@ -158,8 +158,6 @@ export class TaskRunner {
    * does not send another claim (it would find nothing), a sign of queued work does.
    */
   #drained = false;
-  /** The last claim to return found fewer tasks than it asked for. */
-  #lastClaimShort = true;
   /** Signs of queued work so far (see {@link #workMayBeQueued}). */
   #signals = 0;
   /** When retry backoffs of tasks this node requeued end (`performance.now()` times, sorted). */
@@ -251,19 +249,9 @@ export class TaskRunner {
     if (!queues && handler === undefined) {
       throw new TypeError(`No handler for tool ${input.request.toolName}: register the tool`);
     }
-    if (
-      queues &&
-      handler !== undefined &&
-      this.#lastClaimShort &&
-      this.#busy.size < this.concurrency &&
-      this.#room() <= 0 &&
-      this.#claims.size > 0
-    ) {
-      // Free slots are only reserved by claims in flight, which will likely come back short
-      // (the last one found the queue empty): wait for them rather than queue a task this
-      // node could run. Under a backlog (full claims) the task is queued without waiting.
-      await Promise.all(this.#claims);
-    }
+    // Creation waits for nothing else (claims in flight, scans): without a free slot now, the
+    // task is created queued, and whichever worker has room first claims it (this node's
+    // claims are woken by the "queued" change).
     const runHere = handler !== undefined && (!queues || (this.#claiming && this.#room() > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
     if (queues && runHere) this.#reserved += 1;
@@ -466,7 +454,6 @@ export class TaskRunner {
     }
     // A full batch: more may be waiting. A short one (or a failed one: the store is down)
     // found the queue empty, unless something was queued meanwhile.
-    this.#lastClaimShort = claimed.length < room;
     if (claimed.length >= room) this.#drained = false;
     else if (this.#signals === signals) this.#drained = true;
     // Or a wake-up came while this claim was out.
