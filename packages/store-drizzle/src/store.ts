@@ -26,18 +26,18 @@ import {
   encodeCursor,
   executionPolicy,
   type Intent,
-  ownerKey,
   type ListQuery,
   type NewestQuery,
   type NewTask,
   type OwnerScope,
+  ownerKey,
   payloadBytes,
   retryingMessage,
   type TaskQueueStore,
   taskErrors,
+  UNOWNED_KEY,
   type UsageAudit,
   type UsageSnapshot,
-  UNOWNED_KEY,
   utf8Length,
   validateNewTask,
   WORKER_LOST_ERROR,
@@ -242,18 +242,15 @@ export class DrizzleTaskStore implements TaskQueueStore {
           `an outcome waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
         ),
     });
-    this.#creates = new WriteBatcher<Create, Row | undefined>(
-      (batch) => this.#sendCreates(batch),
-      {
-        // Sent again one by one only when the database answered (refused the batch).
-        isolate: (error) => !isTaskError(error, "store_unavailable"),
-        maxQueuedMs: this.#timeoutMs,
-        expired: () =>
-          taskErrors.storeUnavailable(
-            `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
-          ),
-      },
-    );
+    this.#creates = new WriteBatcher<Create, Row | undefined>((batch) => this.#sendCreates(batch), {
+      // Sent again one by one only when the database answered (refused the batch).
+      isolate: (error) => !isTaskError(error, "store_unavailable"),
+      maxQueuedMs: this.#timeoutMs,
+      expired: () =>
+        taskErrors.storeUnavailable(
+          `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
+        ),
+    });
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
@@ -864,11 +861,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const rows =
       ownerKey === null
         ? await this.#run("create", this.#sql.cleanup, [this.#now(), CLEANUP_BATCH])
-        : await this.#run("create", this.#sql.reclaimOwner, [
-            this.#now(),
-            CLEANUP_BATCH,
-            ownerKey,
-          ]);
+        : await this.#run("create", this.#sql.reclaimOwner, [this.#now(), CLEANUP_BATCH, ownerKey]);
     for (const row of rows) this.#emitRow(row, "deleted");
     return rows.length;
   }

@@ -48,11 +48,11 @@ import {
   submitTaskInput,
   type TaskQueueStore,
   takeTaskInputResponses,
+  taskErrors,
   taskPayloadBytes,
+  UNOWNED_KEY,
   type UsageAudit,
   type UsageCounts,
-  taskErrors,
-  UNOWNED_KEY,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
