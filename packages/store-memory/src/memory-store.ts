@@ -203,7 +203,8 @@ export class MemoryTaskStore implements TaskQueueStore {
     }
     const recounted: Record<string, { tasks: number; bytes: number }> = {};
     for (const slot of this.#tasks.values()) {
-      const entry = (recounted[slot.ownerKey] ??= { tasks: 0, bytes: 0 });
+      const entry = recounted[slot.ownerKey] ?? { tasks: 0, bytes: 0 };
+      recounted[slot.ownerKey] = entry;
       entry.tasks += 1;
       if (this.#countBytes) entry.bytes += taskPayloadBytes(slot.record);
     }
