@@ -241,31 +241,49 @@ export class Statements {
     // It returns only what the caller does not know: the creation time (database clock), the
     // lease deadline and the version; the store builds the record from its own input. Created
     // queued (no holder), a task is announced as created and queued, in one notification.
-    const checks: string[] = [];
-    if (bounds.maxTasks !== null) {
-      checks.push(`(SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = '${TOTAL_KEY}')
-      + v.run_all <= ${bounds.maxTasks}`);
-    }
-    if (bounds.maxTasksPerOwner !== null) {
-      checks.push(`coalesce(o.tasks, 0) + v.run_own <= ${bounds.maxTasksPerOwner}`);
-    }
-    if (bounds.maxBytesPerOwner !== null) {
-      checks.push(`coalesce(o.bytes, 0) + v.run_bytes <= ${bounds.maxBytesPerOwner}`);
-    }
-    const perOwner = bounds.maxTasksPerOwner !== null || bounds.maxBytesPerOwner !== null;
+    // `alone`: whether the row would fit by itself; only such rows count in the running sums
+    // of the rows after them, so that one that can never fit does not refuse the others.
+    const fits = (all: string, own: string, bytes: string) => {
+      const c: string[] = [];
+      if (bounds.maxTasks !== null) c.push(`v.all_tasks + ${all} <= ${bounds.maxTasks}`);
+      if (bounds.maxTasksPerOwner !== null) {
+        c.push(`v.own_tasks + ${own} <= ${bounds.maxTasksPerOwner}`);
+      }
+      if (bounds.maxBytesPerOwner !== null) {
+        c.push(`v.own_bytes + ${bytes} <= ${bounds.maxBytesPerOwner}`);
+      }
+      return c.length === 0 ? "true" : c.join(" AND ");
+    };
+    const bounded =
+      bounds.maxTasks !== null ||
+      bounds.maxTasksPerOwner !== null ||
+      bounds.maxBytesPerOwner !== null;
     const createNote =
       notify.channel === null
         ? ""
         : `, CASE WHEN t.lease_holder IS NULL THEN ${noteExpr("t", ["'created'", "'queued'"])}
       ELSE ${noteExpr("t", ["'created'"])} END AS _n`;
-    this.create = `WITH v AS (
-  SELECT v.*, row_number() OVER (ORDER BY v.i) AS run_all,
-    row_number() OVER (PARTITION BY v.k ORDER BY v.i) AS run_own,
-    sum(v.b) OVER (PARTITION BY v.k ORDER BY v.i) AS run_bytes
-  FROM jsonb_to_recordset($2::text::jsonb) AS v(i integer, id text, k text, pp text, pt text,
-    pa text, era text, m text, r jsonb, ttl bigint, an text, pi bigint, tn text, ma integer,
-    bo integer, re boolean, dl bigint, b bigint, tp text, ts text, h text, l bigint)
-), n AS (SELECT ${nowOf("$1")} AS now), ins AS (
+    const batchRows = `jsonb_to_recordset($2::text::jsonb) AS v(i integer, id text, k text, pp text,
+    pt text, pa text, era text, m text, r jsonb, ttl bigint, an text, pi bigint, tn text,
+    ma integer, bo integer, re boolean, dl bigint, b bigint, tp text, ts text, h text, l bigint)`;
+    const checked = bounded
+      ? `WITH b AS (SELECT * FROM ${batchRows}), a AS (
+  SELECT v.*, (${fits("1", "1", "v.b")}) AS alone FROM (
+    SELECT b.*,
+      (SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = '${TOTAL_KEY}') AS all_tasks,
+      coalesce(o.tasks, 0) AS own_tasks, coalesce(o.bytes, 0) AS own_bytes
+    FROM b LEFT JOIN (SELECT x.owner_key, sum(x.tasks) AS tasks, sum(x.bytes) AS bytes FROM ${U} AS x
+      WHERE x.owner_key IN (SELECT DISTINCT b.k FROM b) GROUP BY x.owner_key) AS o ON o.owner_key = b.k
+  ) AS v
+), v AS (
+  SELECT a.*,
+    sum(a.alone::int) OVER (ORDER BY a.i) AS run_all,
+    sum(a.alone::int) OVER (PARTITION BY a.k ORDER BY a.i) AS run_own,
+    sum(CASE WHEN a.alone THEN a.b ELSE 0 END) OVER (PARTITION BY a.k ORDER BY a.i) AS run_bytes
+  FROM a
+)`
+      : `WITH v AS (SELECT * FROM ${batchRows})`;
+    this.create = `${checked}, n AS (SELECT ${nowOf("$1")} AS now), ins AS (
   INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
     tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms, payload_bytes,
@@ -274,13 +292,7 @@ export class Statements {
     v.tn, v.ma, v.bo, v.re, v.dl, v.b, v.tp, v.ts,
     CASE WHEN v.h IS NULL THEN 0 ELSE 1 END, CASE WHEN v.h IS NULL THEN 0 ELSE 1 END,
     v.h, CASE WHEN v.h IS NULL THEN NULL ELSE n.now + ${msInterval("v.l")} END
-  FROM v CROSS JOIN n${
-    perOwner
-      ? `
-    LEFT JOIN (SELECT x.owner_key, sum(x.tasks) AS tasks, sum(x.bytes) AS bytes FROM ${U} AS x
-      WHERE x.owner_key IN (SELECT DISTINCT v.k FROM v) GROUP BY x.owner_key) AS o ON o.owner_key = v.k`
-      : ""
-  }${checks.length === 0 ? "" : `\n  WHERE ${checks.join("\n    AND ")}`}
+  FROM v CROSS JOIN n${bounded ? `\n  WHERE v.alone AND ${fits("v.run_all", "v.run_own", "v.run_bytes")}` : ""}
   ORDER BY v.i
   ON CONFLICT (id) DO NOTHING
   RETURNING t.id, t.owner_key, t.payload_bytes, t.created_at, t.lease_holder, t.lease_expires_at,

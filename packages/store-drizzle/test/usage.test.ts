@@ -138,4 +138,61 @@ describe("quota usage counters with two pools writing at once (PostgreSQL)", () 
     );
     expect(rows[0]!.n).toBe(0);
   });
+
+  it("grouped creates each get their own quota check and their own error", async () => {
+    const schema = freshSchemaName("use");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    const s = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      poolSize: 2,
+      maxTasksPerOwner: 4,
+      maxBytesPerOwner: 1000,
+    });
+    stores.push(s);
+    const [alice, bob] = SCOPES as [OwnerScope, OwnerScope];
+    const task = (taskId: string, bytes = 10) => ({
+      taskId,
+      era: "2026-07-28" as const,
+      request: { toolName: "t", arguments: { b: "x".repeat(bytes) } },
+      ttlMs: null,
+      ttlAnchor: "creation" as const,
+      pollIntervalMs: null,
+    });
+    // Issued in one turn, so they leave as one statement: Alice's fifth and later are over
+    // her count, the big one over her bytes (and it does not use up room for the next), the
+    // second "dup" is taken, and Bob's are his own.
+    const calls: [string, OwnerScope, number?][] = [
+      ["a1", alice],
+      ["big", alice, 2000],
+      ["dup", alice],
+      ["dup", alice],
+      ["a3", alice],
+      ["b1", bob],
+      ["a4", alice],
+      ["a5", alice],
+      ["b2", bob],
+    ];
+    const settled = await Promise.allSettled(
+      calls.map(([id, scope, bytes]) => s.create(task(id, bytes), scope)),
+    );
+    const outcome = settled.map((r) =>
+      r.status === "fulfilled" ? "ok" : (r.reason as { code: string }).code,
+    );
+    expect(outcome).toEqual([
+      "ok",
+      "store_full",
+      "ok",
+      "already_exists",
+      "ok",
+      "ok",
+      "ok",
+      "store_full",
+      "ok",
+    ]);
+    const audit = await s.auditUsage();
+    expect(audit.counters).toEqual(audit.recount);
+    expect(audit.counters.tasks).toBe(6);
+  });
 });
