@@ -3,7 +3,8 @@
 // then again after 100 000 live tasks (BENCH_SCALE_LIVE) are pre-filled in bulk (one
 // INSERT … SELECT generate_series), next to a raw single-row INSERT through the same pool.
 // A quota that counts rows per create gets slower as the table grows; one kept in counters
-// does not. Runs against dist/ (build first). Bounded: BENCH_ROUNDS (3) alternations of
+// does not. Then the expiry of the pre-filled tasks by one cleanupExpired pass. Runs against
+// dist/ (build first). Bounded: BENCH_ROUNDS (3) alternations of
 // BENCH_SECONDS (1 s) per side and case.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/create-scale.bench.mjs
@@ -61,7 +62,7 @@ async function prefill(n) {
     await sql.unsafe(
       `INSERT INTO ${table} (id, owner_key, owner_principal, era, status, request, tool_name, ttl_ms, ttl_anchor,
        created_at, updated_at, lease_holder, lease_expires_at, attempt, fencing_token, payload_bytes)
-     SELECT 'p-' || g, ($1::text::jsonb ->> (g % ${OWNERS})::int), ($2::text::jsonb ->> (g % ${OWNERS})::int),
+     SELECT 'prefill:' || g, ($1::text::jsonb ->> (g % ${OWNERS})::int), ($2::text::jsonb ->> (g % ${OWNERS})::int),
        '2026-07-28', 'working', $3::text::jsonb, $4::text, 3600000, 'creation', now(), now(),
        'seed-worker', now() + interval '1 day', 1, 1, 16
      FROM generate_series(1, $5::int) AS g`,
@@ -83,8 +84,14 @@ async function prefill(n) {
  * each measurement starts at the same number of live tasks.
  */
 async function reset() {
-  await sql.unsafe(`DELETE FROM ${T} WHERE id NOT LIKE 'p-%'`);
+  await sql.unsafe(`DELETE FROM ${T} WHERE id NOT LIKE 'prefill:%'`);
   await recount();
+  // The deleted rows' dead index entries would slow the next inserts down (not the raw side's).
+  await sql.unsafe(`VACUUM ANALYZE ${T}`);
+  const [{ usage }] = await sql.unsafe(
+    `SELECT to_regclass('"${schema}"."mcp_task_usage"') IS NOT NULL AS usage`,
+  );
+  if (usage) await sql.unsafe(`VACUUM ANALYZE "${schema}"."mcp_task_usage"`);
 }
 
 /**
@@ -169,6 +176,19 @@ async function main() {
       `| ${r.live.toLocaleString("en-US")} | ${r.inFlight} | ${Math.round(r.raw).toLocaleString("en-US")} | ${Math.round(r.ours).toLocaleString("en-US")} | ${(r.ours / r.raw).toFixed(2)} | ${(r.ours / empty.ours).toFixed(2)} |`,
     );
   }
+  // Expiry: every pre-filled task ends in the past, then one cleanupExpired pass removes
+  // them in bounded batches (one statement per batch, usage counters included).
+  await sql.unsafe(
+    `UPDATE ${T} SET status = 'completed', lease_holder = NULL, lease_expires_at = NULL,
+       expires_at = now() - interval '1 second' WHERE id LIKE 'prefill:%'`,
+  );
+  await sql.unsafe(`VACUUM ANALYZE ${T}`);
+  const t0 = performance.now();
+  const removed = await store.cleanupExpired();
+  const seconds = (performance.now() - t0) / 1000;
+  console.log(
+    `\nexpiry: cleanupExpired removed ${removed.toLocaleString("en-US")} expired tasks in ${seconds.toFixed(2)} s (${Math.round(removed / seconds).toLocaleString("en-US")} tasks/s)`,
+  );
   await store.close();
 }
 
