@@ -159,6 +159,8 @@ export class TaskRunner {
   #claimsInFlight = 0;
   readonly #claims = new Set<Promise<void>>();
   #reserved = 0;
+  /** Of {@link #reserved}, the slots of tasks being created to run here. */
+  #creating = 0;
   /** A wake-up came while no further claim could start: look again when one returns. */
   #again = false;
   /**
@@ -260,22 +262,14 @@ export class TaskRunner {
     if (!queues && handler === undefined) {
       throw new TypeError(`No handler for tool ${input.request.toolName}: register the tool`);
     }
-    if (
-      queues &&
-      handler !== undefined &&
-      this.#lastClaimShort &&
-      this.#busy.size < this.concurrency &&
-      this.#room() <= 0 &&
-      this.#claims.size > 0
-    ) {
-      // Free slots are only reserved by claims in flight, which will likely come back short
-      // (the last one found the queue empty): wait for them rather than queue a task this
-      // node could run. Under a backlog (full claims) the task is queued without waiting.
-      await Promise.all(this.#claims);
-    }
-    const runHere = handler !== undefined && (!queues || (this.#claiming && this.#room() > 0));
+    // Creation waits for nothing else (no claim in flight, no scan): see #roomForCreate.
+    const runHere =
+      handler !== undefined && (!queues || (this.#claiming && this.#roomForCreate() > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
-    if (queues && runHere) this.#reserved += 1;
+    if (queues && runHere) {
+      this.#reserved += 1;
+      this.#creating += 1;
+    }
     let record: TaskRecord;
     try {
       record = await this.service.create(caller, {
@@ -287,7 +281,10 @@ export class TaskRunner {
           create.statusMessage === undefined && { statusMessage: "Queued" }),
       });
     } finally {
-      if (queues && runHere) this.#reserved -= 1;
+      if (queues && runHere) {
+        this.#reserved -= 1;
+        this.#creating -= 1;
+      }
     }
     if (runHere) this.#launch(record, handler);
     return record;
@@ -445,6 +442,30 @@ export class TaskRunner {
     return Math.min(freeSlots, underSettlingCap) - this.#reserved;
   }
 
+  /**
+   * Slots a task created now may run in. Its creation does not wait for the claims in
+   * flight: when the last claim found the queue empty (those in flight will likely come back
+   * short too), it may take a slot one of them reserved, and a claim that then comes back
+   * with more tasks than there is room for hands the extra ones back (see {@link #claim}).
+   * Under a backlog (full claims) only unreserved slots count, and the task is queued.
+   */
+  #roomForCreate(): number {
+    const room = this.#room();
+    if (room > 0 || !this.#lastClaimShort) return room;
+    const freeSlots = this.concurrency - this.#busy.size;
+    const underSettlingCap = 2 * this.concurrency - this.#runs.size;
+    return Math.min(freeSlots, underSettlingCap) - this.#creating;
+  }
+
+  /** Hands a claimed task that was never started back to the queue (see {@link #claim}). */
+  #handBackUnstarted(record: TaskRecord): void {
+    const writer = this.service.forRun(record.owner, record.taskId, {
+      holder: this.holder,
+      fencingToken: record.execution.fencingToken,
+    });
+    writer.releaseLease().catch((error) => this.#onError(error, record.taskId));
+  }
+
   /** A run's handler returned (its outcome is being stored): its slot is free. */
   #freeSlot(taskId: string): void {
     if (this.#busy.delete(taskId)) this.#wake();
@@ -468,10 +489,14 @@ export class TaskRunner {
       this.#reserved -= room;
     }
     this.#stats.claimed += claimed.length;
+    // Creates may have taken slots this claim reserved (see #roomForCreate): the tasks that
+    // no longer fit go back to the queue at once, their attempt not counted.
+    let fits = Math.max(0, this.#room());
     for (const record of claimed) {
       const tool = this.#tools.get(record.request.toolName);
       if (tool === undefined) continue; // filtered by name: cannot happen
-      this.#launch(record, tool.run);
+      if (fits-- > 0) this.#launch(record, tool.run);
+      else this.#handBackUnstarted(record);
     }
     // A full batch: more may be waiting. A short one (or a failed one: the store is down)
     // found the queue empty, unless something was queued meanwhile.

@@ -71,6 +71,9 @@ export {
   type NewestQuery,
   supportsQueue,
   type TaskQueueStore,
+  type UsageAudit,
+  type UsageCounts,
+  type UsageSnapshot,
 } from "./store.js";
 export type { NewTask } from "./task.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";

@@ -309,6 +309,68 @@ describe("durable execution", () => {
     expect(failed.outcome).toMatchObject({ error: { message: "transient" } });
   });
 
+  it("creates without waiting for a claim in flight, and hands back claimed tasks that no longer fit", async () => {
+    const store = new ReferenceTaskStore();
+    // Two tasks already queued (created by a node that does not claim).
+    const held = gate();
+    const job = tool("job", async () => {
+      await held.opened;
+      return text("done");
+    });
+    const http = node(store, { claim: false, tools: [job] });
+    const queued = [
+      await http.runner.start(alice, { era, request: { toolName: "job", arguments: {} } }),
+      await http.runner.start(alice, { era, request: { toolName: "job", arguments: {} } }),
+    ];
+    // The worker's first claim (both of its slots) is held in flight until released.
+    const claimGate = gate();
+    let claimsSent = 0;
+    const slowClaims = new Proxy(store, {
+      get(target, key) {
+        if (key === "claim") {
+          return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
+            claimsSent++;
+            if (claimsSent === 1) await claimGate.opened;
+            return target.claim(...args);
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const worker = node(slowClaims, { tools: [job], concurrency: 2, lease: { holder: "w" } });
+    await until(
+      async () => claimsSent,
+      (n) => n === 1,
+    );
+    // Both creates return while the claim is still out, and run here.
+    const mine = [
+      await worker.runner.start(alice, { era, request: { toolName: "job", arguments: {} } }),
+      await worker.runner.start(alice, { era, request: { toolName: "job", arguments: {} } }),
+    ];
+    expect(mine.map((t) => t.execution.holder)).toEqual(["w", "w"]);
+    expect(worker.runner.active).toBe(2);
+    // The claim comes back with the two queued tasks: no room, so they go back to the queue
+    // with their attempt uncounted, and the node never runs more than its concurrency.
+    claimGate.open();
+    for (const t of queued) {
+      const back = await until(
+        () => worker.service.get(alice, t.taskId),
+        (r) => r.execution.holder === null && r.execution.fencingToken === 1,
+      );
+      expect(back.execution.attempt).toBe(0);
+    }
+    expect(worker.runner.stats.peakRunning).toBe(2);
+    held.open();
+    for (const t of [...mine, ...queued]) {
+      await until(
+        () => worker.service.get(alice, t.taskId),
+        (r) => r.status === "completed",
+      );
+    }
+    expect(worker.runner.stats.peakRunning).toBe(2);
+  });
+
   it("hands running tasks back on shutdown, uncounted, and another worker runs them", async () => {
     const store = new ReferenceTaskStore();
     const job = tool(

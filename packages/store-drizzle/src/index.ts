@@ -27,7 +27,17 @@ export type {
 } from "./node-postgres.js";
 export { createPGliteTaskStore, type PGliteTaskStoreOptions } from "./pglite.js";
 export { createPostgresTaskStore, type PostgresTaskStoreOptions } from "./postgres.js";
-export { TASKS_TABLE, type TaskRow, type TaskTable, tasks, taskTable } from "./schema.js";
+export {
+  TASKS_TABLE,
+  type TaskRow,
+  type TaskTable,
+  type TaskUsageTable,
+  tasks,
+  taskTable,
+  taskUsage,
+  taskUsageTable,
+  USAGE_TABLE,
+} from "./schema.js";
 export type { NotifyMode } from "./store.js";
 export {
   DrizzleTaskStore,

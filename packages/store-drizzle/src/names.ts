@@ -1,6 +1,9 @@
 /** The table name. The schema is chosen at run time (see `migrate` and the store options). */
 export const TASKS_TABLE = "mcp_tasks";
 
+/** The quota usage counters' table (see `taskUsageTable`). */
+export const USAGE_TABLE = "mcp_task_usage";
+
 /** The schema used when none is given. */
 export const DEFAULT_SCHEMA = "public";
 
@@ -20,6 +23,11 @@ export function checkSchemaName(schema: string): string {
 /** `"schema"."mcp_tasks"`. */
 export function qualifiedTable(schema: string): string {
   return `"${checkSchemaName(schema)}"."${TASKS_TABLE}"`;
+}
+
+/** `"schema"."mcp_task_usage"`. */
+export function qualifiedUsageTable(schema: string): string {
+  return `"${checkSchemaName(schema)}"."${USAGE_TABLE}"`;
 }
 
 /** The LISTEN/NOTIFY channel: one per schema, so that stores in other schemas hear nothing. */

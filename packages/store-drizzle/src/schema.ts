@@ -10,12 +10,14 @@ import {
   type PgTableFn,
   pgSchema,
   pgTable,
+  primaryKey,
+  smallint,
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
-import { checkSchemaName, DEFAULT_SCHEMA, TASKS_TABLE } from "./names.js";
+import { checkSchemaName, DEFAULT_SCHEMA, TASKS_TABLE, USAGE_TABLE } from "./names.js";
 
-export { TASKS_TABLE };
+export { TASKS_TABLE, USAGE_TABLE };
 
 const ms3 = { withTimezone: true, precision: 3 } as const;
 
@@ -95,6 +97,10 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
       index("mcp_tasks_owner_seq_idx").on(t.ownerKey, t.seq),
       // The expiry sweep and the expired-row filter: only finished tasks with a ttl have one.
       index("mcp_tasks_expires_idx").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+      // One owner's expired rows, reclaimed when its usage counters say it is full.
+      index("mcp_tasks_owner_expires_idx")
+        .on(t.ownerKey, t.expiresAt)
+        .where(sql`${t.expiresAt} IS NOT NULL`),
       // The queue: claimable tasks (running, no holder) in creation order, for `claim`.
       index("mcp_tasks_claim_idx")
         .on(t.seq)
@@ -114,6 +120,34 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
     ],
   );
 
+/**
+ * The usage counters the quotas are checked against, kept by the same statement as every
+ * write that adds or removes a task or changes its payload bytes, so that a quota check reads
+ * a fixed number of rows whatever the size of the task table. Each owner's usage (and the
+ * table-wide total, under the owner key `*`, which no owner key can be) is spread over 16
+ * stripes chosen by a hash of the task id, so that concurrent writers rarely wait on the same
+ * row; a check sums the stripes. The counters count stored rows, expired ones not yet removed
+ * included: an upper bound of the live rows (see the store).
+ */
+const defineUsageTable = (table: PgTableFn<string | undefined>) =>
+  table(
+    USAGE_TABLE,
+    {
+      /** core's `ownerKey` (the empty string for unowned tasks), or `*` for the total. */
+      ownerKey: text("owner_key").notNull(),
+      /** `hashtext(task id) & 15`. */
+      stripe: smallint("stripe").notNull(),
+      /** Rows stored. */
+      tasks: bigint("tasks", { mode: "number" }).notNull().default(0),
+      /** Their `payload_bytes` summed (0 in the total's stripes). */
+      bytes: bigint("bytes", { mode: "number" }).notNull().default(0),
+    },
+    (t) => [primaryKey({ name: "mcp_task_usage_pk", columns: [t.ownerKey, t.stripe] })],
+  );
+
+/** The Drizzle definition of the usage table in some schema; see {@link taskUsageTable}. */
+export type TaskUsageTable = ReturnType<typeof defineUsageTable>;
+
 /** The Drizzle definition of the task table in some schema; see {@link taskTable}. */
 export type TaskTable = ReturnType<typeof defineTaskTable>;
 
@@ -131,20 +165,38 @@ export type TaskTable = ReturnType<typeof defineTaskTable>;
  * ```
  */
 export function taskTable(schema: string | PgSchema = DEFAULT_SCHEMA): TaskTable {
+  return defineTaskTable(tableFn(schema));
+}
+
+/**
+ * The quota usage counters for your own Drizzle schema, next to {@link taskTable}: export
+ * both from the file drizzle-kit reads (the store needs both tables).
+ *
+ * ```ts
+ * export const mcpTasks = taskTable(jobs);
+ * export const mcpTaskUsage = taskUsageTable(jobs);
+ * ```
+ */
+export function taskUsageTable(schema: string | PgSchema = DEFAULT_SCHEMA): TaskUsageTable {
+  return defineUsageTable(tableFn(schema));
+}
+
+function tableFn(schema: string | PgSchema): PgTableFn<string | undefined> {
   if (typeof schema !== "string") {
     checkSchemaName(schema.schemaName);
-    return defineTaskTable(schema.table as PgTableFn<string | undefined>);
+    return schema.table as PgTableFn<string | undefined>;
   }
   const name = checkSchemaName(schema);
-  return defineTaskTable(
-    name === DEFAULT_SCHEMA
-      ? (pgTable as PgTableFn<string | undefined>)
-      : (pgSchema(name).table as PgTableFn<string | undefined>),
-  );
+  return name === DEFAULT_SCHEMA
+    ? (pgTable as PgTableFn<string | undefined>)
+    : (pgSchema(name).table as PgTableFn<string | undefined>);
 }
 
 /** The task table in the `public` schema (`taskTable()`). */
 export const tasks: TaskTable = taskTable();
+
+/** The usage counters in the `public` schema (`taskUsageTable()`). */
+export const taskUsage: TaskUsageTable = taskUsageTable();
 
 /** A row as Drizzle types it, for apps that query the table with Drizzle themselves. */
 export type TaskRow = TaskTable["$inferSelect"];

@@ -143,11 +143,26 @@ export interface RetryTemplate {
   readonly maxAttempts: string;
 }
 
+/**
+ * How many stripes each owner's usage (and the total) is spread over: `hashtext(id) & 15`.
+ * A quota check sums this many rows; concurrent writers rarely wait on the same one.
+ */
+export const USAGE_STRIPES = 16;
+
+/** The stripe of a task's usage: the same for every write of the task. */
+const stripeOf = (id: string) => `(hashtext(${id}) & ${USAGE_STRIPES - 1})::smallint`;
+
+/** The owner key of the table-wide total in the usage table (no owner key is `*`). */
+export const TOTAL_KEY = "*";
+
 /** The statements for one table, bounds and notification setting. */
 export class Statements {
-  readonly createQueued: string;
-  readonly createClaimed: string;
+  readonly create: string;
   readonly createRefusal: string;
+  readonly reclaimOwner: string;
+  readonly pruneUsage: string;
+  readonly usageCounters: string;
+  readonly usageRecount: string;
   readonly get: string;
   readonly statusOf: string;
   readonly settle: string;
@@ -171,78 +186,128 @@ export class Statements {
   readonly requeue: string;
   readonly recoverOrphans: string;
 
-  constructor(table: string, notify: NotifySettings, bounds: Bounds, retry: RetryTemplate) {
+  constructor(
+    table: string,
+    usageTable: string,
+    notify: NotifySettings,
+    bounds: Bounds,
+    retry: RetryTemplate,
+  ) {
     const T = table;
+    const U = usageTable;
+    /**
+     * A CTE body that adds to the usage counters: `changes` selects rows (id, k owner key,
+     * dt tasks added, db bytes added), one per written task. Each task's change goes to its
+     * owner's stripe, and its count also to the total's; the rows are summed per counter and
+     * upserted in key order, so that concurrent statements lock counters in the same order
+     * (no deadlock), after the task rows (every statement locks those first).
+     */
+    const bump = (changes: string) => `INSERT INTO ${U} AS u (owner_key, stripe, tasks, bytes)
+  SELECT c.k, c.s, sum(c.dt), sum(c.db) FROM (
+    SELECT ch.k, ${stripeOf("ch.id")} AS s, ch.dt, ch.db FROM (${changes}) AS ch
+    UNION ALL
+    SELECT '${TOTAL_KEY}', ${stripeOf("ch.id")}, ch.dt, 0 FROM (${changes}) AS ch WHERE ch.dt <> 0
+  ) AS c GROUP BY c.k, c.s ORDER BY c.k, c.s
+  ON CONFLICT (owner_key, stripe) DO UPDATE SET tasks = u.tasks + excluded.tasks, bytes = u.bytes + excluded.bytes`;
     // The notification, as an extra column of the final SELECT (a SELECT-only CTE that the
     // query does not read would never run). pg_notify returns void: length(''::text) = 0.
     // It may also stand in a RETURNING list, where `a` is the written row. One notification
     // may carry several changes of the row (`kinds`), in order; a kind is a quoted literal or
     // an expression.
+    const noteExpr = (a: string, kinds: string[]) =>
+      `length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', ${kinds
+        .map((k) => `${k}, ${a}.status, ${a}.version, ${a}.id`)
+        .join(", ")})::text)::text)`;
     const noteOf = (a: string, ...kinds: string[]) =>
-      notify.channel === null
-        ? ""
-        : `, length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', ${kinds
-            .map((k) => `${k}, ${a}.status, ${a}.version, ${a}.id`)
-            .join(", ")})::text)::text) AS _n`;
+      notify.channel === null ? "" : `, ${noteExpr(a, kinds)} AS _n`;
     const note = (a: string, ...kinds: TaskChangeKind[]) =>
       noteOf(a, ...kinds.map((k) => `'${k}'`));
     const noNote = notify.channel === null ? "" : ", NULL::integer AS _n";
 
-    const boundChecks: string[] = [];
-    if (bounds.maxTasks !== null) {
-      boundChecks.push(
-        `(SELECT count(*) FROM ${T} AS x WHERE x.expires_at IS NULL OR x.expires_at > n.now) < ${bounds.maxTasks}`,
-      );
-    }
-    // The owner's count and payload bytes in one scan of its live rows.
-    const ownerChecks: string[] = [];
-    if (bounds.maxTasksPerOwner !== null) ownerChecks.push(`count(*) < ${bounds.maxTasksPerOwner}`);
-    if (bounds.maxBytesPerOwner !== null) {
-      ownerChecks.push(
-        `coalesce(sum(x.payload_bytes), 0) + $18::bigint <= ${bounds.maxBytesPerOwner}`,
-      );
-    }
-    if (ownerChecks.length > 0) {
-      boundChecks.push(
-        `(SELECT ${ownerChecks.join(" AND ")} FROM ${T} AS x WHERE x.owner_key = $2 AND (x.expires_at IS NULL OR x.expires_at > n.now))`,
-      );
-    }
-    const where = boundChecks.length === 0 ? "" : `WHERE ${boundChecks.join(" AND ")}`;
-
-    // $1 id, $2 owner key, $3-$5 owner parts, $6 era, $7 status message, $8 request,
-    // $9 ttl, $10 ttl anchor, $11 poll interval, $12 now, $13 tool name, $14 max attempts,
-    // $15 backoff ms, $16 retry on error, $17 deadline ms, $18 payload bytes (the
-    // arguments'), $19 traceparent, $20 tracestate; claimed: $21 holder, $22 lease ms.
+    // Creates, many in one statement (the store batches them like the endings; see
+    // write-batcher.ts): $1 now, $2 the new tasks as a JSON array of objects, each with `i`
+    // its position in the batch, `id`, `k` the owner key, `pp` `pt` `pa` the owner's parts,
+    // `era`, `m` status message, `r` request, `ttl`, `an` ttl anchor, `pi` poll interval,
+    // `tn` tool name, `ma` max attempts, `bo` backoff ms, `re` retry on error, `dl` deadline
+    // ms, `b` payload bytes (the arguments'), `tp` `ts` trace context, `h` holder and `l` lease
+    // ms (null: created queued). Ids are unique in a batch (the store sees to it).
+    //
+    // The quotas are checked against the usage counters, a fixed number of rows whatever the
+    // size of the table: each row of the batch must fit with the rows before it in the batch
+    // (running sums in batch order). The counters count stored rows, an upper bound of the
+    // live ones, so what they accept fits; a row they refuse is only refused for good once
+    // the store has reclaimed the expired rows involved (see `reclaimOwner`, `cleanup`).
+    // Concurrent statements may overshoot a bound by up to the rows in flight, as before.
     // It returns only what the caller does not know: the creation time (database clock), the
-    // lease deadline and the version; the store builds the record from its own input.
-    // Created queued (no holder), it is announced as created and queued, in one notification.
-    const create = (
-      claimed: boolean,
-    ) => `INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
+    // lease deadline and the version; the store builds the record from its own input. Created
+    // queued (no holder), a task is announced as created and queued, in one notification.
+    // `alone`: whether the row would fit by itself; only such rows count in the running sums
+    // of the rows after them, so that one that can never fit does not refuse the others.
+    const fits = (all: string, own: string, bytes: string) => {
+      const c: string[] = [];
+      if (bounds.maxTasks !== null) c.push(`v.all_tasks + ${all} <= ${bounds.maxTasks}`);
+      if (bounds.maxTasksPerOwner !== null) {
+        c.push(`v.own_tasks + ${own} <= ${bounds.maxTasksPerOwner}`);
+      }
+      if (bounds.maxBytesPerOwner !== null) {
+        c.push(`v.own_bytes + ${bytes} <= ${bounds.maxBytesPerOwner}`);
+      }
+      return c.length === 0 ? "true" : c.join(" AND ");
+    };
+    const bounded =
+      bounds.maxTasks !== null ||
+      bounds.maxTasksPerOwner !== null ||
+      bounds.maxBytesPerOwner !== null;
+    const createNote =
+      notify.channel === null
+        ? ""
+        : `, CASE WHEN t.lease_holder IS NULL THEN ${noteExpr("t", ["'created'", "'queued'"])}
+      ELSE ${noteExpr("t", ["'created'"])} END AS _n`;
+    const batchRows = `jsonb_to_recordset($2::text::jsonb) AS v(i integer, id text, k text, pp text,
+    pt text, pa text, era text, m text, r jsonb, ttl bigint, an text, pi bigint, tn text,
+    ma integer, bo integer, re boolean, dl bigint, b bigint, tp text, ts text, h text, l bigint)`;
+    const checked = bounded
+      ? `WITH b AS (SELECT * FROM ${batchRows}), a AS (
+  SELECT v.*, (${fits("1", "1", "v.b")}) AS alone FROM (
+    SELECT b.*,
+      (SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = '${TOTAL_KEY}') AS all_tasks,
+      coalesce(o.tasks, 0) AS own_tasks, coalesce(o.bytes, 0) AS own_bytes
+    FROM b LEFT JOIN (SELECT x.owner_key, sum(x.tasks) AS tasks, sum(x.bytes) AS bytes FROM ${U} AS x
+      WHERE x.owner_key IN (SELECT DISTINCT b.k FROM b) GROUP BY x.owner_key) AS o ON o.owner_key = b.k
+  ) AS v
+), v AS (
+  SELECT a.*,
+    sum(a.alone::int) OVER (ORDER BY a.i) AS run_all,
+    sum(a.alone::int) OVER (PARTITION BY a.k ORDER BY a.i) AS run_own,
+    sum(CASE WHEN a.alone THEN a.b ELSE 0 END) OVER (PARTITION BY a.k ORDER BY a.i) AS run_bytes
+  FROM a
+)`
+      : `WITH v AS (SELECT * FROM ${batchRows})`;
+    this.create = `${checked}, n AS (SELECT ${nowOf("$1")} AS now), ins AS (
+  INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
     tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms, payload_bytes,
     traceparent, tracestate, attempt, fencing_token, lease_holder, lease_expires_at)
-  SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'working', $7::text, $8::text::jsonb,
-    $9::bigint, $10::text, $11::bigint, n.now, n.now,
-    $13::text, $14::integer, $15::integer, $16::boolean, $17::bigint, $18::bigint,
-    $19::text, $20::text,
-    ${claimed ? `1, 1, $21::text, n.now + ${msInterval("$22")}` : "0, 0, NULL, NULL"}
-  FROM (SELECT ${nowOf("$12")} AS now) AS n
-  ${where}
+  SELECT v.id, v.k, v.pp, v.pt, v.pa, v.era, 'working', v.m, v.r, v.ttl, v.an, v.pi, n.now, n.now,
+    v.tn, v.ma, v.bo, v.re, v.dl, v.b, v.tp, v.ts,
+    CASE WHEN v.h IS NULL THEN 0 ELSE 1 END, CASE WHEN v.h IS NULL THEN 0 ELSE 1 END,
+    v.h, CASE WHEN v.h IS NULL THEN NULL ELSE n.now + ${msInterval("v.l")} END
+  FROM v CROSS JOIN n${bounded ? `\n  WHERE v.alone AND ${fits("v.run_all", "v.run_own", "v.run_bytes")}` : ""}
+  ORDER BY v.i
   ON CONFLICT (id) DO NOTHING
-  RETURNING ${ms("t.created_at")} AS created_at, ${ms("t.lease_expires_at")} AS lease_expires_at, t.version${claimed ? note("t", "created") : note("t", "created", "queued")}`;
-    this.createQueued = create(false);
-    this.createClaimed = create(true);
+  RETURNING t.id, t.owner_key, t.payload_bytes, t.created_at, t.lease_holder, t.lease_expires_at,
+    t.status, t.version${createNote}
+), counted AS (
+  ${bump("SELECT ins.id, ins.owner_key AS k, 1 AS dt, ins.payload_bytes AS db FROM ins")}
+) SELECT v.i, ${ms("ins.created_at")} AS created_at, ${ms("ins.lease_expires_at")} AS lease_expires_at,
+  ins.version FROM ins JOIN v ON v.id = ins.id`;
 
-    // Why a create inserted nothing: $1 id, $2 owner key, $3 now. The store compares the
-    // numbers with its bounds to say which one was hit.
-    const liveAt = (a: string, now: string) =>
-      `(${a}.expires_at IS NULL OR ${a}.expires_at > ${nowOf(now)})`;
+    // Why a create inserted nothing: $1 id, $2 owner key. The counters, which the store
+    // compares with its bounds to say which one was hit (after reclaiming expired rows).
     this.createRefusal = `SELECT EXISTS (SELECT 1 FROM ${T} WHERE id = $1) AS taken,
-  (SELECT count(*) FROM ${T} AS x WHERE ${liveAt("x", "$3")})::float8 AS total,
-  o.own, o.own_bytes
-  FROM (SELECT count(*)::float8 AS own, coalesce(sum(x.payload_bytes), 0)::float8 AS own_bytes
-    FROM ${T} AS x WHERE x.owner_key = $2 AND ${liveAt("x", "$3")}) AS o`;
+  (SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = '${TOTAL_KEY}')::float8 AS total,
+  (SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = $2)::float8 AS own,
+  (SELECT coalesce(sum(x.bytes), 0) FROM ${U} AS x WHERE x.owner_key = $2)::float8 AS own_bytes`;
 
     this.get = `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
     this.statusOf = `SELECT t.status FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}`;
@@ -264,8 +329,10 @@ export class Statements {
     // a row that does not apply returns nothing and the store asks why. No run holds the
     // task any more: the lease ends with it. Cancelling implies the request: an immediate
     // cancel records both in one write. The ids also reach the table as an array, so the
-    // rows are found through the primary key whatever the planner makes of the JSON.
-    this.settle = `UPDATE ${T} AS t
+    // rows are found through the primary key whatever the planner makes of the JSON. The
+    // outcome's bytes are added to the owner's usage counters in the same statement.
+    this.settle = `WITH u AS (
+  UPDATE ${T} AS t
   SET status = v.s, result = v.r, error = v.e, status_message = v.m,
     payload_bytes = t.payload_bytes + v.b,
     expires_at = ${EXPIRY}, input_requests = '{}'::jsonb,
@@ -279,7 +346,10 @@ export class Statements {
   WHERE t.id = ANY(ARRAY(SELECT x ->> 'id' FROM jsonb_array_elements($2::text::jsonb) AS x))
     AND t.id = v.id AND (t.owner_key = v.o OR (v.u AND t.owner_key = ''))
     AND t.status IN ${ACTIVE} AND (v.h IS NULL OR (t.lease_holder = v.h AND t.fencing_token = v.f))
-  RETURNING v.i, ${cols("t", TERMINAL_KNOWN)}${note("t", "status_changed")}`;
+  RETURNING v.i, v.b AS added_bytes, t.owner_key AS usage_key, ${cols("t", TERMINAL_KNOWN)}${note("t", "status_changed")}
+), counted AS (
+  ${bump("SELECT u.id, u.usage_key AS k, 0 AS dt, u.added_bytes AS db FROM u WHERE u.added_bytes <> 0")}
+) SELECT u.* FROM u`;
 
     // $7 requests (an object), $8 whether to set the message, $9 the message. Keys must be new
     // to the whole ledger: outstanding, received and answered keys are all refused.
@@ -311,13 +381,14 @@ UNION ALL ${orCurrent("")}`;
     // $5 responses (an object), $6 their keys in the caller's order (a JSON array), $7 each
     // answer's payload bytes by key (an object). The row is locked first, so the accepted keys
     // are computed from the version being updated. The answers are also kept for the task's
-    // lifetime (input_answers) and their bytes count against the task's owner: past
-    // maxBytesPerOwner nothing is written and the row says over_quota.
+    // lifetime (input_answers) and their bytes count against the task's owner (its usage
+    // counters, updated in the same statement): past maxBytesPerOwner nothing is written and
+    // the row says over_quota (the store reclaims the owner's expired rows and tries again).
     const answerRoom =
       bounds.maxBytesPerOwner === null
         ? "true"
-        : `ans.added = 0 OR (SELECT coalesce(sum(x.payload_bytes), 0) FROM ${T} AS x
-      WHERE x.owner_key = ans.owner_key AND ${liveAt("x", "$4")}) + ans.added <= ${bounds.maxBytesPerOwner}`;
+        : `ans.added = 0 OR (SELECT coalesce(sum(x.bytes), 0) FROM ${U} AS x
+      WHERE x.owner_key = ans.owner_key) + ans.added <= ${bounds.maxBytesPerOwner}`;
     this.submitInput = `WITH cur AS (
   SELECT t.id, t.owner_key, t.input_requests FROM ${T} AS t
   WHERE t.id = $1 AND ${SCOPE} AND t.status IN ${ACTIVE} FOR UPDATE
@@ -348,6 +419,8 @@ UNION ALL ${orCurrent("")}`;
   FROM fit AS ans, (SELECT ${nowOf("$4")} AS now) AS n
   WHERE t.id = ans.id AND jsonb_array_length(ans.keys) > 0 AND ans.room
   RETURNING ans.keys AS accepted, false AS over_quota, ${cols("t")}
+), counted AS (
+  ${bump("SELECT u.id, f.owner_key AS k, 0 AS dt, f.added AS db FROM u JOIN fit AS f ON f.id = u.id WHERE f.added <> 0")}
 ) SELECT true AS changed, u.*${note("u", "input_submitted")} FROM u
 UNION ALL ${orCurrent(
       `, '[]'::jsonb AS accepted,
@@ -366,18 +439,50 @@ UNION ALL ${orCurrent(
 ) SELECT true AS changed, u.*${note("u", "input_taken")} FROM u
 UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
 
+    // Deletes give their row and bytes back to the usage counters in the same statement.
     this.delete = `WITH d AS (
   DELETE FROM ${T} AS t WHERE t.id = $1 AND ${SCOPE} AND ${LIVE}
-  RETURNING t.id, t.status, t.version
-) SELECT d.*${note("d", "deleted")} FROM d`;
+  RETURNING t.id, t.owner_key, t.payload_bytes, t.status, t.version
+), counted AS (
+  ${bump("SELECT d.id, d.owner_key AS k, -1 AS dt, -d.payload_bytes AS db FROM d")}
+) SELECT d.id, d.status, d.version${note("d", "deleted")} FROM d`;
 
-    // $1 now, $2 batch size. SKIP LOCKED: concurrent sweepers take disjoint batches.
+    // $1 now, $2 batch size. SKIP LOCKED: concurrent sweepers take disjoint batches. One
+    // statement per batch, the usage counters included: no round trip per row.
     this.cleanup = `WITH d AS (
   DELETE FROM ${T} AS t WHERE t.id IN (
     SELECT x.id FROM ${T} AS x WHERE x.expires_at <= ${nowOf("$1")}
     ORDER BY x.expires_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED)
-  RETURNING t.id, t.status, t.version
-) SELECT d.*${note("d", "deleted")} FROM d`;
+  RETURNING t.id, t.owner_key, t.payload_bytes, t.status, t.version
+), counted AS (
+  ${bump("SELECT d.id, d.owner_key AS k, -1 AS dt, -d.payload_bytes AS db FROM d")}
+) SELECT d.id, d.status, d.version${note("d", "deleted")} FROM d`;
+
+    // The same for one owner's expired rows ($3 its key), through mcp_tasks_owner_expires_idx:
+    // what a create or an answer refused by the owner's counters reclaims before it is refused
+    // for good.
+    this.reclaimOwner = `WITH d AS (
+  DELETE FROM ${T} AS t WHERE t.id IN (
+    SELECT x.id FROM ${T} AS x WHERE x.owner_key = $3::text AND x.expires_at <= ${nowOf("$1")}
+    ORDER BY x.expires_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED)
+  RETURNING t.id, t.owner_key, t.payload_bytes, t.status, t.version
+), counted AS (
+  ${bump("SELECT d.id, d.owner_key AS k, -1 AS dt, -d.payload_bytes AS db FROM d")}
+) SELECT d.id, d.status, d.version${note("d", "deleted")} FROM d`;
+
+    // Counters of owners that hold nothing any more (the total's stay). A counter row is only
+    // zero when no stored task maps to it, so removing one loses nothing; SKIP LOCKED: a
+    // counter being written is left alone (and is then not zero, or is pruned next time).
+    this.pruneUsage = `DELETE FROM ${U} AS u WHERE (u.owner_key, u.stripe) IN (
+  SELECT x.owner_key, x.stripe FROM ${U} AS x
+  WHERE x.tasks = 0 AND x.bytes = 0 AND x.owner_key <> '${TOTAL_KEY}'
+  FOR UPDATE SKIP LOCKED)`;
+
+    // What the counters say, and the same counted from the task table (tests, audits).
+    this.usageCounters = `SELECT u.owner_key, sum(u.tasks)::float8 AS tasks, sum(u.bytes)::float8 AS bytes
+  FROM ${U} AS u GROUP BY u.owner_key`;
+    this.usageRecount = `SELECT t.owner_key, count(*)::float8 AS tasks, sum(t.payload_bytes)::float8 AS bytes
+  FROM ${T} AS t GROUP BY t.owner_key`;
 
     // $1 owner key, $2 after seq, $3 now, $4 statuses (comma-separated) or NULL, $5 limit.
     const page = (
@@ -534,7 +639,10 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf("$1")} AS now) AS n
   WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL
-  RETURNING ${cols("t")}
+  RETURNING ${cols("t")}, t.owner_key AS usage_key, t.payload_bytes AS usage_bytes
+), counted AS (
+  ${bump(`SELECT u.id, u.usage_key AS k, 0 AS dt, u.usage_bytes - x.payload_bytes AS db
+    FROM u JOIN ${T} AS x ON x.id = u.id WHERE u.usage_bytes <> x.payload_bytes`)}
 ) SELECT u.*${noteOf("u", "CASE WHEN u.status = 'working' THEN 'queued' ELSE 'status_changed' END")} FROM u`;
   }
 }

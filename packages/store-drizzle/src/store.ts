@@ -31,11 +31,14 @@ import {
   type NewestQuery,
   type NewTask,
   type OwnerScope,
+  ownerKey,
   payloadBytes,
   retryingMessage,
   type TaskQueueStore,
   taskErrors,
   UNOWNED_KEY,
+  type UsageAudit,
+  type UsageSnapshot,
   utf8Length,
   validateNewTask,
   WORKER_LOST_ERROR,
@@ -50,8 +53,14 @@ import {
   unpackChanges,
 } from "./feed.js";
 import { toRecord } from "./mapping.js";
-import { channelName, checkSchemaName, DEFAULT_SCHEMA, qualifiedTable } from "./names.js";
-import { type RetryTemplate, Statements } from "./statements.js";
+import {
+  channelName,
+  checkSchemaName,
+  DEFAULT_SCHEMA,
+  qualifiedTable,
+  qualifiedUsageTable,
+} from "./names.js";
+import { type RetryTemplate, Statements, TOTAL_KEY } from "./statements.js";
 import { WriteBatcher } from "./write-batcher.js";
 
 /** How a store announces changes to other nodes; see the README. */
@@ -115,6 +124,12 @@ export interface StoreBackend {
 export const MAX_TTL_MS = 100 * 365 * 24 * 60 * 60 * 1000;
 
 const CLEANUP_BATCH = 500;
+
+/**
+ * Most tries of one create (or answer) that the counters refuse: each try after the first
+ * follows a reclaim of expired rows that freed some, or a sign that room was made.
+ */
+const MAX_WRITE_TRIES = 6;
 
 /** The status message of a task handed back to the queue by a stopping worker. */
 const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
@@ -205,6 +220,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #notifier: BatchedNotifier<TaskChange> | null;
   /** Terminal transitions of the same moment, one statement per batch. */
   readonly #settles: WriteBatcher<Settle, Row | undefined>;
+  /** Creates of the same moment, one statement per batch (group commit). */
+  readonly #creates: WriteBatcher<Create, Row | undefined>;
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
@@ -231,6 +248,15 @@ export class DrizzleTaskStore implements TaskQueueStore {
           `an outcome waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
         ),
     });
+    this.#creates = new WriteBatcher<Create, Row | undefined>((batch) => this.#sendCreates(batch), {
+      // Sent again one by one only when the database answered (refused the batch).
+      isolate: (error) => !isTaskError(error, "store_unavailable"),
+      maxQueuedMs: this.#timeoutMs,
+      expired: () =>
+        taskErrors.storeUnavailable(
+          `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
+        ),
+    });
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
@@ -240,6 +266,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const inTransaction = mode === "in-transaction" || send === null;
     this.#sql = new Statements(
       this.#table,
+      qualifiedUsageTable(this.schema),
       { channel: inTransaction ? this.#channel : null, origin: this.#origin },
       {
         maxTasks: this.#maxTasks,
@@ -287,33 +314,12 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const bytes = payloadBytes(task.request.arguments);
     // A client's bad value is dropped here, never stored and never an error.
     const traceContext = extractTraceContext(task.traceContext);
-    const params: unknown[] = [
-      task.taskId,
-      scope.ownerKey,
-      o.principalId,
-      o.tenantId,
-      o.audience,
-      task.era,
-      task.statusMessage ?? null,
-      request,
-      task.ttlMs,
-      task.ttlAnchor,
-      task.pollIntervalMs,
-      this.#now(),
-      task.request.toolName,
-      policy.maxAttempts,
-      policy.backoffMs,
-      policy.retryOnError,
-      policy.deadlineMs,
-      bytes,
-      traceContext?.traceparent ?? null,
-      traceContext?.tracestate ?? null,
-    ];
-    if (lease !== undefined) params.push(lease.holder, lease.durationMs);
-    const text = lease === undefined ? this.#sql.createQueued : this.#sql.createClaimed;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const rows = await this.#run("create", text, params);
-      const row = rows[0];
+    const entry: Create = {
+      json: createJson(task, scope, request, policy, bytes, traceContext),
+      taskId: String(task.taskId),
+    };
+    for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
+      const row = await this.#creates.submit(entry);
       if (row !== undefined) {
         // The statement returns only the database's part; the rest is what went in.
         const createdAt = Number(row.created_at);
@@ -357,24 +363,27 @@ export class DrizzleTaskStore implements TaskQueueStore {
         if (lease === undefined) this.#changed(record, "queued");
         return record;
       }
-      // Nothing inserted: the id is taken, or a bound is reached. One read says which.
-      const why = await this.#run("create", this.#sql.createRefusal, [
-        task.taskId,
-        scope.ownerKey,
-        this.#now(),
-      ]);
+      // Nothing inserted: the id is taken, or the counters say a bound is reached. One read
+      // says which.
+      const why = await this.#run("create", this.#sql.createRefusal, [task.taskId, scope.ownerKey]);
       const r = why[0]!;
       if (r.taken === true) throw taskErrors.alreadyExists(task.taskId);
-      if (this.#maxTasks !== null && Number(r.total) >= this.#maxTasks) {
-        throw taskErrors.storeFull("maxTasks", this.#maxTasks);
-      }
-      if (this.#maxTasksPerOwner !== null && Number(r.own) >= this.#maxTasksPerOwner) {
-        throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner);
-      }
-      if (this.#maxBytesPerOwner !== null && Number(r.own_bytes) + bytes > this.#maxBytesPerOwner) {
-        throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
-      }
-      // Room was made in between (a delete or an expiry): try again.
+      const total = this.#maxTasks !== null && Number(r.total) >= this.#maxTasks;
+      const own = this.#maxTasksPerOwner !== null && Number(r.own) >= this.#maxTasksPerOwner;
+      const ownBytes =
+        this.#maxBytesPerOwner !== null && Number(r.own_bytes) + bytes > this.#maxBytesPerOwner;
+      // No bound reached: room was made in between (a delete or an expiry), or the row was
+      // refused with the rows before it in its batch. Try again.
+      if (!(total || own || ownBytes)) continue;
+      // The counters include expired rows not yet removed: remove those involved (a bounded
+      // batch), then look again. Refused only when there were none.
+      const reclaimed =
+        (total ? await this.#reclaim(null) : 0) +
+        (own || ownBytes ? await this.#reclaim(scope.ownerKey) : 0);
+      if (reclaimed > 0) continue;
+      if (total) throw taskErrors.storeFull("maxTasks", this.#maxTasks!);
+      if (own) throw taskErrors.storeFull("maxTasksPerOwner", this.#maxTasksPerOwner!);
+      throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner!);
     }
     throw taskErrors.storeUnavailable("create kept racing with concurrent writers; try again");
   }
@@ -580,21 +589,28 @@ export class DrizzleTaskStore implements TaskQueueStore {
     // the keys it accepts).
     const sizes: Record<string, number> = {};
     for (const key of keys) sizes[key] = payloadBytes(responses[key]);
-    const rows = await this.#run("submitInput", this.#sql.submitInput, [
+    const params = [
       ...this.#byId(taskId, scope),
       toJson(responses ?? {}, "input responses"),
       JSON.stringify(keys),
       JSON.stringify(sizes),
-    ]);
-    const row = rows[0];
-    if (row === undefined) throw taskErrors.notFound(taskId);
-    if (row.over_quota === true && this.#maxBytesPerOwner !== null) {
-      throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+    ];
+    for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
+      const rows = await this.#run("submitInput", this.#sql.submitInput, params);
+      const row = rows[0];
+      if (row === undefined) throw taskErrors.notFound(taskId);
+      const task = toRecord(row);
+      if (row.over_quota === true && this.#maxBytesPerOwner !== null) {
+        // The counters include the owner's expired rows not yet removed: remove them (a
+        // bounded batch) and try again; refused only when there were none.
+        if ((await this.#reclaim(ownerKey(task.owner))) > 0) continue;
+        throw taskErrors.storeFull("maxBytesPerOwner", this.#maxBytesPerOwner);
+      }
+      if (row.changed !== true) return { task, acceptedKeys: [] };
+      this.#changed(task, "input_submitted");
+      return { task, acceptedKeys: row.accepted as string[] };
     }
-    const task = toRecord(row);
-    if (row.changed !== true) return { task, acceptedKeys: [] };
-    this.#changed(task, "input_submitted");
-    return { task, acceptedKeys: row.accepted as string[] };
+    throw taskErrors.storeUnavailable("submitInput kept racing with concurrent writers; try again");
   }
 
   async takeInputResponses(taskId: string, scope: OwnerScope): Promise<TakeInputResult> {
@@ -634,7 +650,23 @@ export class DrizzleTaskStore implements TaskQueueStore {
       left -= rows.length;
       if (rows.length < batch) break;
     }
+    // Owners whose last tasks went keep no counters.
+    if (removed > 0) await this.#run("cleanupExpired", this.#sql.pruneUsage, []);
     return removed;
+  }
+
+  /**
+   * The quota usage counters next to the same numbers counted from the task table: they
+   * agree unless something wrote the table around the store (see the migration's backfill).
+   * Both count stored rows, expired ones not yet removed included. A full scan: for tests
+   * and audits, not for the hot path.
+   */
+  async auditUsage(): Promise<UsageAudit> {
+    const [counters, recount] = await Promise.all([
+      this.#run("auditUsage", this.#sql.usageCounters, []),
+      this.#run("auditUsage", this.#sql.usageRecount, []),
+    ]);
+    return { counters: usageSnapshot(counters), recount: usageSnapshot(recount) };
   }
 
   // ---------------------------------------------------------------- the queue
@@ -845,6 +877,42 @@ export class DrizzleTaskStore implements TaskQueueStore {
     return (await this.#run(intent, text, [...this.#fenced(taskId, scope), ...extra]))[0];
   }
 
+  /**
+   * Removes up to one batch of expired rows, of one owner (`ownerKey`) or of any (`null`),
+   * their counters in the same statement; how many.
+   */
+  async #reclaim(ownerKey: string | null): Promise<number> {
+    const rows =
+      ownerKey === null
+        ? await this.#run("create", this.#sql.cleanup, [this.#now(), CLEANUP_BATCH])
+        : await this.#run("create", this.#sql.reclaimOwner, [this.#now(), CLEANUP_BATCH, ownerKey]);
+    for (const row of rows) this.#emitRow(row, "deleted");
+    return rows.length;
+  }
+
+  /**
+   * Sends a batch of creates (see `Statements.create`); rows in batch order, `undefined` for
+   * a create that inserted nothing. A second create of an id already in the batch is not
+   * sent: it inserts nothing, and the store finds out why afterwards.
+   */
+  async #sendCreates(batch: readonly Create[]): Promise<(Row | undefined)[]> {
+    const seen = new Set<string>();
+    const parts: string[] = [];
+    batch.forEach((c, i) => {
+      if (seen.has(c.taskId)) return;
+      seen.add(c.taskId);
+      parts.push(`{"i":${i},${c.json}`);
+    });
+    const operation = batch.length === 1 ? "create" : `create (${batch.length} tasks)`;
+    const rows = await this.#run(operation, this.#sql.create, [
+      this.#now(),
+      `[${parts.join(",")}]`,
+    ]);
+    const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
+    for (const row of rows) byPosition[Number(row.i)] = row;
+    return byPosition;
+  }
+
   /** A terminal transition, sent with the others of this moment in one statement. */
   #settle(
     intent: Intent,
@@ -950,6 +1018,49 @@ interface Settle {
   readonly taskId: string;
   readonly scope: OwnerScope;
   readonly outcome: Outcome;
+}
+
+/** One create waiting for its batch. */
+interface Create {
+  /** The row as `Statements.create` reads it, less its leading `{"i":n,`. */
+  readonly json: string;
+  readonly taskId: string;
+}
+
+/** One new task as a member of the JSON array `Statements.create` reads (see there). */
+function createJson(
+  task: NewTask,
+  scope: OwnerScope,
+  request: string,
+  policy: ReturnType<typeof executionPolicy>,
+  bytes: number,
+  traceContext: ReturnType<typeof extractTraceContext>,
+): string {
+  const o = scope.owner;
+  const lease = task.lease;
+  const str = (value: string | null | undefined) => JSON.stringify(value ?? null);
+  const num = (value: number | null | undefined) => JSON.stringify(value ?? null);
+  // The request is JSON text already (checked by `toJson`): it goes in as it is.
+  return `"id":${JSON.stringify(String(task.taskId))},"k":${JSON.stringify(scope.ownerKey)},"pp":${str(o.principalId)},"pt":${str(o.tenantId)},"pa":${str(o.audience)},"era":${str(task.era)},"m":${str(task.statusMessage)},"r":${request},"ttl":${num(task.ttlMs)},"an":${str(task.ttlAnchor)},"pi":${num(task.pollIntervalMs)},"tn":${str(task.request.toolName)},"ma":${policy.maxAttempts},"bo":${policy.backoffMs},"re":${policy.retryOnError},"dl":${num(policy.deadlineMs)},"b":${bytes},"tp":${str(traceContext?.traceparent)},"ts":${str(traceContext?.tracestate)},"h":${str(lease?.holder)},"l":${num(lease?.durationMs)}}`;
+}
+
+/** Usage rows (owner key, tasks, bytes) as a snapshot; the total is the sum of the owners'. */
+function usageSnapshot(rows: readonly Row[]): UsageSnapshot {
+  const owners: Record<string, { tasks: number; bytes: number }> = {};
+  let tasks = 0;
+  let totalRow: number | null = null;
+  for (const row of rows) {
+    const key = row.owner_key as string;
+    const counts = { tasks: Number(row.tasks), bytes: Number(row.bytes) };
+    if (key === TOTAL_KEY) {
+      totalRow = counts.tasks;
+      continue;
+    }
+    tasks += counts.tasks;
+    if (counts.tasks !== 0 || counts.bytes !== 0) owners[key] = counts;
+  }
+  // The counters keep the total apart: report theirs, the recount has none.
+  return { tasks: totalRow ?? tasks, owners };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
-import { createPGliteTaskStore } from "../src/index.js";
+import { createPGliteTaskStore, type DrizzleTaskStore } from "../src/index.js";
 import { freshSchemaName } from "./helpers.js";
 
 // One in-memory database for the file (starting PGlite takes a while), a schema per store.
@@ -21,4 +21,5 @@ describeTaskStoreContract(
       maxTasksPerOwner: maxTasksPerOwner ?? null,
       maxBytesPerOwner: maxBytesPerOwner ?? null,
     }),
+  { auditUsage: (store) => (store as DrizzleTaskStore).auditUsage() },
 );

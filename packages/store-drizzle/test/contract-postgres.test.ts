@@ -1,6 +1,6 @@
 import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
-import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
 
 // Every store the suite opens gets its own schema, so each test starts empty.
@@ -26,5 +26,6 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         notify,
       });
     },
+    { auditUsage: (store) => (store as DrizzleTaskStore).auditUsage() },
   );
 }

@@ -20,6 +20,9 @@ import {
   type TaskRow,
   tasks,
   taskTable,
+  taskUsage,
+  taskUsageTable,
+  USAGE_TABLE,
 } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
 
@@ -46,30 +49,44 @@ function committedSnapshot(): Snapshot {
 /** A snapshot without its identity (each generation draws new ids). */
 const content = ({ id: _, prevId: __, ...rest }: Snapshot) => rest;
 
-describe("taskTable: the task table for an application's own Drizzle schema", () => {
-  it("in public, is the table of the committed migrations (drizzle-kit's snapshot)", () => {
+describe("taskTable and taskUsageTable: the store's tables for an application's own Drizzle schema", () => {
+  it("in public, are the tables of the committed migrations (drizzle-kit's snapshot)", () => {
     const committed = content(committedSnapshot());
-    expect(content(generateDrizzleJson({ tasks: taskTable() }))).toEqual(committed);
-    expect(content(generateDrizzleJson({ tasks }))).toEqual(committed);
+    expect(content(generateDrizzleJson({ tasks: taskTable(), usage: taskUsageTable() }))).toEqual(
+      committed,
+    );
+    expect(content(generateDrizzleJson({ tasks, taskUsage }))).toEqual(committed);
     expect(getTableConfig(taskTable()).schema).toBeUndefined();
+    expect(getTableConfig(taskUsageTable()).schema).toBeUndefined();
   });
 
   it("in another schema (a name or your pgSchema), is the same table there", () => {
     const committed = committedSnapshot();
-    const table = committed.tables[`public.${TASKS_TABLE}`];
     const jobs = pgSchema("jobs");
-    for (const exported of [{ jobs, tasks: taskTable(jobs) }, { tasks: taskTable("jobs") }]) {
+    for (const exported of [
+      { jobs, tasks: taskTable(jobs), usage: taskUsageTable(jobs) },
+      { tasks: taskTable("jobs"), usage: taskUsageTable("jobs") },
+    ]) {
       const snapshot = generateDrizzleJson(exported);
-      expect(Object.keys(snapshot.tables)).toEqual([`jobs.${TASKS_TABLE}`]);
-      // The same, but for the schema named in it (column references, the identity sequence).
-      const inPublic = JSON.stringify(snapshot.tables[`jobs.${TASKS_TABLE}`])
-        .replaceAll('\\"jobs\\".', "")
-        .replaceAll('"schema":"jobs"', '"schema":"public"');
-      expect(JSON.parse(inPublic)).toEqual({ ...table, schema: "public" });
+      expect(Object.keys(snapshot.tables).sort()).toEqual([
+        `jobs.${USAGE_TABLE}`,
+        `jobs.${TASKS_TABLE}`,
+      ]);
+      for (const name of [TASKS_TABLE, USAGE_TABLE]) {
+        // The same, but for the schema named in it (column references, the identity sequence).
+        const inPublic = JSON.stringify(snapshot.tables[`jobs.${name}`])
+          .replaceAll('\\"jobs\\".', "")
+          .replaceAll('"schema":"jobs"', '"schema":"public"');
+        expect(JSON.parse(inPublic)).toEqual({
+          ...committed.tables[`public.${name}`],
+          schema: "public",
+        });
+      }
       // drizzle-kit creates the schemas it finds exported.
       expect(snapshot.schemas).toEqual("jobs" in exported ? { jobs: "jobs" } : {});
     }
     expect(getTableConfig(taskTable("jobs")).schema).toBe("jobs");
+    expect(getTableConfig(taskUsageTable("jobs")).schema).toBe("jobs");
     expect(() => taskTable("Jobs; DROP")).toThrow(RangeError);
     expect(() => taskTable(pgSchema("Bad-Name"))).toThrow(RangeError);
   });
@@ -99,7 +116,7 @@ describe("taskTable: the task table for an application's own Drizzle schema", ()
     const own = pgSchema(viaKit);
     const statements = await generateMigration(
       generateDrizzleJson({}),
-      generateDrizzleJson({ own, tasks: taskTable(own) }),
+      generateDrizzleJson({ own, tasks: taskTable(own), usage: taskUsageTable(own) }),
     );
     expect(statements[0]).toBe(`CREATE SCHEMA "${viaKit}";\n`);
     const client = await pool.connect();
@@ -113,23 +130,23 @@ describe("taskTable: the task table for an application's own Drizzle schema", ()
     await migrate(pool, { schema: viaMigrate });
 
     // The catalog's view of each: columns, indexes, constraints, named without the schema.
-    const catalog = async (schema: string) => {
+    const catalog = async (schema: string, table = TASKS_TABLE) => {
       const columns = await pool.query(
         `SELECT column_name, data_type, datetime_precision, is_nullable, column_default,
            is_identity, identity_generation
          FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
          ORDER BY column_name`,
-        [schema, TASKS_TABLE],
+        [schema, table],
       );
       const indexes = await pool.query(
         `SELECT indexname, replace(indexdef, $1, 'S.') AS def FROM pg_indexes
          WHERE schemaname = $2 AND tablename = $3 ORDER BY indexname`,
-        [`${schema}.`, schema, TASKS_TABLE],
+        [`${schema}.`, schema, table],
       );
       const constraints = await pool.query(
         `SELECT conname, contype, pg_get_constraintdef(c.oid) AS def FROM pg_constraint AS c
          WHERE conrelid = $1::regclass ORDER BY conname`,
-        [`"${schema}"."${TASKS_TABLE}"`],
+        [`"${schema}"."${table}"`],
       );
       return { columns: columns.rows, indexes: indexes.rows, constraints: constraints.rows };
     };
@@ -138,6 +155,9 @@ describe("taskTable: the task table for an application's own Drizzle schema", ()
     expect(kit.indexes.length).toBeGreaterThan(4);
     expect(kit.constraints.length).toBeGreaterThan(3);
     expect(kit).toEqual(await catalog(viaMigrate));
+    const kitUsage = await catalog(viaKit, USAGE_TABLE);
+    expect(kitUsage.columns).toHaveLength(Object.keys(getTableConfig(taskUsage).columns).length);
+    expect(kitUsage).toEqual(await catalog(viaMigrate, USAGE_TABLE));
 
     // The store on the drizzle-kit table, and a Drizzle query of it through the same pool.
     const store = await createTaskStore({ client: pool, schema: viaKit });

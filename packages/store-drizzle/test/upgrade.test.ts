@@ -86,6 +86,13 @@ async function checkUpgraded(
   expect(bytes.map((r) => [r.id, Number(r.payload_bytes)])).toEqual(
     ["held", "unleased", "released", "done"].map((id) => [id, 2]),
   );
+  // The quota usage counters are backfilled from the rows: four tasks of 2 bytes each.
+  const usage = await store.auditUsage();
+  expect(usage.counters).toEqual({
+    tasks: 4,
+    owners: { [ownerKey(ALICE)]: { tasks: 4, bytes: 8 } },
+  });
+  expect(usage.counters).toEqual(usage.recount);
   // The running tasks nobody holds are the queue now; the held one is not an orphan yet.
   const claimed = await store.claim("new-node", { limit: 10, leaseMs: 1000 });
   expect(claimed.map((t) => t.taskId)).toEqual(["unleased", "released"]);
@@ -100,6 +107,8 @@ async function checkUpgraded(
   const old = { ...SCOPE, fence: { holder: "old-node", fencingToken: 1 } };
   expect(await store.renewLease("held", old, 1000)).toBe(true);
   expect((await store.complete("held", old, {})).status).toBe("completed");
+  const after = await store.auditUsage();
+  expect(after.counters).toEqual(after.recount);
 }
 
 describe("upgrading a database migrated before the queue", () => {

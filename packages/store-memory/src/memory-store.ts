@@ -49,7 +49,10 @@ import {
   type TaskQueueStore,
   takeTaskInputResponses,
   taskErrors,
+  taskPayloadBytes,
   UNOWNED_KEY,
+  type UsageAudit,
+  type UsageCounts,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
@@ -186,6 +189,32 @@ export class MemoryTaskStore implements TaskQueueStore {
   /** Tasks held, including finished ones not yet swept. */
   get size(): number {
     return this.#tasks.size;
+  }
+
+  /**
+   * The quota counters (the task count, each owner's tasks and payload bytes, kept as tasks
+   * come and go, so a quota check costs O(1)) next to the same numbers counted task by task.
+   * Both include expired tasks not yet swept. O(n): for tests and audits.
+   */
+  async auditUsage(): Promise<UsageAudit> {
+    const counted: Record<string, UsageCounts> = {};
+    for (const [key, list] of this.#owners) {
+      if (list.live > 0 || list.bytes !== 0) counted[key] = { tasks: list.live, bytes: list.bytes };
+    }
+    const recounted: Record<string, { tasks: number; bytes: number }> = {};
+    for (const slot of this.#tasks.values()) {
+      const entry = recounted[slot.ownerKey] ?? { tasks: 0, bytes: 0 };
+      recounted[slot.ownerKey] = entry;
+      entry.tasks += 1;
+      if (this.#countBytes) entry.bytes += taskPayloadBytes(slot.record);
+    }
+    return {
+      counters: { tasks: this.#tasks.size, owners: counted },
+      recount: {
+        tasks: Object.values(recounted).reduce((sum, o) => sum + o.tasks, 0),
+        owners: recounted,
+      },
+    };
   }
 
   async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {

@@ -12,6 +12,7 @@ describeTaskStoreContract(
       maxBytesPerOwner: maxBytesPerOwner ?? Number.POSITIVE_INFINITY,
       sweepIntervalMs: 0,
     }),
+  { auditUsage: (store) => (store as MemoryTaskStore).auditUsage() },
 );
 
 describeQueueStoreContract(

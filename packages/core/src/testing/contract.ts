@@ -20,6 +20,7 @@ import {
   ownerScope,
   payloadBytes,
   supportsQueue,
+  type UsageAudit,
 } from "../store-api.js";
 import { collectChanges, expectTaskError } from "./helpers.js";
 
@@ -51,7 +52,34 @@ export interface ContractSuiteOptions {
   readonly watchTimeoutMs?: number;
   /** How many writers race in the concurrency tests; default 50. */
   readonly concurrency?: number;
+  /**
+   * Reads a store's quota usage counters next to a recount of its tasks (a store method such
+   * as `auditUsage()`). When given, the suite checks that they agree after random creates,
+   * answers, endings, expiries, deletions (and, on a queue, orphan recoveries), sequential
+   * and concurrent.
+   */
+  readonly auditUsage?: (store: TaskStore) => Promise<UsageAudit>;
 }
+
+/** A small seeded random generator (mulberry32), so that a failing run can be repeated. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The errors a random write may meet (a full quota, a task that ended or expired). */
+const EXPECTED_RANDOM_ERRORS = new Set([
+  "store_full",
+  "invalid_transition",
+  "not_found_or_unauthorized",
+  "lease_lost",
+]);
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const BOB = owner({ principalId: "bob", tenantId: "acme" });
@@ -1071,6 +1099,118 @@ export function describeTaskStoreContract(
         await create({}, ALICE_SCOPE, s);
       });
     });
+
+    const auditUsage = suiteOptions.auditUsage;
+    if (auditUsage !== undefined) {
+      describe("quota usage counters", () => {
+        const SCOPES = [ALICE_SCOPE, scopeOf(BOB), scopeOf(ANON)];
+        const argsOf = (bytes: number) => ({ b: "x".repeat(Math.max(0, bytes - 8)) });
+
+        /** The counters agree with a recount of the tasks, owner by owner. */
+        async function expectCountersExact(s: TaskStore): Promise<void> {
+          const { counters, recount } = await auditUsage!(s);
+          expect(counters).toEqual(recount);
+        }
+
+        /** Runs a write that may meet one of the expected refusals; anything else fails. */
+        async function tolerate(write: () => Promise<unknown>): Promise<void> {
+          try {
+            await write();
+          } catch (error) {
+            if (!(isTaskError(error) && EXPECTED_RANDOM_ERRORS.has(error.code))) throw error;
+          }
+        }
+
+        /** One random write on `s`, on one of `made` (tasks created so far) or a new one. */
+        function randomWrite(
+          s: TaskStore,
+          random: () => number,
+          made: { taskId: string; scope: OwnerScope }[],
+        ): () => Promise<unknown> {
+          const scope = SCOPES[Math.floor(random() * SCOPES.length)]!;
+          const t = made.length === 0 ? undefined : made[Math.floor(random() * made.length)]!;
+          const bytes = 8 + Math.floor(random() * 300);
+          const op = Math.floor(random() * (supportsQueue(s) ? 9 : 8));
+          if (op <= 1 || t === undefined) {
+            const task = newTask({
+              request: { toolName: "t", arguments: argsOf(bytes) },
+              ttlMs: 50 + Math.floor(random() * 400),
+            });
+            return () =>
+              s.create(task, scope).then(() => {
+                made.push({ taskId: task.taskId, scope });
+              });
+          }
+          switch (op) {
+            case 2:
+              return () => s.complete(t.taskId, t.scope, argsOf(bytes));
+            case 3:
+              return () => s.fail(t.taskId, t.scope, { code: -32000, message: "m".repeat(bytes) });
+            case 4: {
+              const key = `q${Math.floor(random() * 1e9)}`;
+              return () =>
+                s
+                  .requireInput(t.taskId, t.scope, { [key]: { method: "elicitation/create" } })
+                  .then(() => s.submitInput(t.taskId, t.scope, { [key]: argsOf(bytes) }));
+            }
+            case 5:
+              return () => s.markCancelled(t.taskId, t.scope);
+            case 6:
+              return () => s.delete(t.taskId, t.scope);
+            case 7:
+              return async () => {
+                clock.advance(Math.floor(random() * 150));
+                await s.cleanupExpired({ limit: 1 + Math.floor(random() * 5) });
+              };
+            default:
+              // A run that is lost: claimed with a short lease, then recovered (requeued or
+              // failed "Worker lost", whose error counts).
+              return async () => {
+                if (!supportsQueue(s)) return;
+                await s.claim("lost-worker", { limit: 2, leaseMs: 20 });
+                clock.advance(25);
+                await s.recoverOrphans();
+              };
+          }
+        }
+
+        it("agree with a recount after random creates, answers, endings, expiries and deletions", async () => {
+          const s = await open({ maxTasks: 40, maxTasksPerOwner: 18, maxBytesPerOwner: 2500 });
+          const random = seededRandom(20);
+          const made: { taskId: string; scope: OwnerScope }[] = [];
+          for (let step = 1; step <= 240; step++) {
+            await tolerate(randomWrite(s, random, made));
+            if (step % 40 === 0) await expectCountersExact(s);
+          }
+          clock.advance(DAY);
+          await s.cleanupExpired();
+          await expectCountersExact(s);
+          // Everything ended and expired, or was deleted: only running tasks remain counted.
+          const { counters } = await auditUsage(s);
+          let running = 0;
+          for (const { taskId, scope } of made) {
+            try {
+              const t = await s.get(taskId, scope);
+              if (t.status === "working" || t.status === "input_required") running++;
+            } catch (error) {
+              if (!isTaskError(error, "not_found_or_unauthorized")) throw error;
+            }
+          }
+          expect(counters.tasks).toBe(running);
+        });
+
+        it("agree with a recount after concurrent writers", async () => {
+          const s = await open({ maxTasks: 10 * concurrency, maxBytesPerOwner: 100 * concurrency });
+          const random = seededRandom(7);
+          const made: { taskId: string; scope: OwnerScope }[] = [];
+          for (let round = 0; round < 4; round++) {
+            const writes = Array.from({ length: concurrency }, () => randomWrite(s, random, made));
+            await Promise.all(writes.map((w) => tolerate(w)));
+            await expectCountersExact(s);
+          }
+        });
+      });
+    }
 
     describe("byte quota (maxBytesPerOwner)", () => {
       const LIMIT = 1000;
