@@ -99,7 +99,7 @@ describe("the fault suite's history checker", () => {
   it("catches an acknowledged task that a later read of its owner does not find", () => {
     const ops = [
       ...clean(),
-      get("a2", "", 200, { outcome: "error", errorCode: -32602, seen: undefined }),
+      op({ kind: "get", invokeAt: 200, taskId: "a2", outcome: "error", errorCode: -32602 }),
     ];
     expect(kinds(ops)).toEqual(["lost"]);
   });
@@ -160,11 +160,25 @@ describe("the fault suite's history checker", () => {
     expect(kinds(ops)).toEqual(["retry_exhausted"]);
   });
 
-  it("catches an acknowledged cancel whose task ended failed (Worker lost)", () => {
-    const ops = clean().map((o) =>
-      o.final && o.taskId === "a2" ? { ...o, seen: [{ taskId: "a2", status: "failed" }] } : o,
-    );
+  it("catches a cancel acknowledged while the task still ran, which then ended failed (Worker lost)", () => {
+    const ops = [
+      ...clean().map((o) =>
+        o.final && o.taskId === "a2" ? { ...o, seen: [{ taskId: "a2", status: "failed" }] } : o,
+      ),
+      get("a2", "working", 400),
+    ];
     expect(kinds(ops)).toEqual(["cancel_ignored"]);
+  });
+
+  it("lets a 2026 cancel be acknowledged on a task that may have ended already", () => {
+    // No read after the acknowledgement saw it running: it may have failed before the cancel.
+    const ops = [
+      ...clean().map((o) =>
+        o.final && o.taskId === "a2" ? { ...o, seen: [{ taskId: "a2", status: "failed" }] } : o,
+      ),
+      get("a2", "working", 50),
+    ];
+    expect(check(ops)).toEqual([]);
   });
 
   it("lets a 2026 cooperative cancel lose to the handler's result, not a 2025 immediate one", () => {

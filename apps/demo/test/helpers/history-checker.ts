@@ -13,6 +13,8 @@ export interface SeenTask {
   readonly status: string;
   /** The text of a completed task's result, when the operation read it. */
   readonly text?: string;
+  /** The status message, or a failed task's error message: for the report only. */
+  readonly message?: string;
 }
 
 /** One operation a client performed, as it saw it. */
@@ -104,8 +106,9 @@ interface Created {
  * - `retry_exhausted`: a retryable tool's task ends `completed` (or `cancelled` when asked)
  *   within its attempts, never `failed`;
  * - `cancel_ignored`: an acknowledged cancel ends the task `cancelled` (a 2026-07-28
- *   cooperative cancel may also lose to the handler's own result, `completed`), never
- *   `failed`; `cancelled_unasked`: no task ends `cancelled` that nobody tried to cancel;
+ *   cooperative cancel, once a later read saw the task still running, may also lose to the
+ *   handler's own result, `completed`), never `failed`; `cancelled_unasked`: no task ends
+ *   `cancelled` that nobody tried to cancel;
  * - `owners_mixed`: no operation ever shows a task of another owner;
  * - `server_error`: no 5xx and no missing answer outside a fault window (plus the margin).
  */
@@ -141,7 +144,7 @@ export function checkHistory(history: History, options: CheckOptions): Anomaly[]
       anomalies.push({ kind: "unfinished", taskId, detail: `still ${final.status} at the end` });
       continue;
     }
-    checkCancel(history.ops, task, final, anomalies);
+    checkCancel(history.ops, task, seen, final, anomalies);
     checkRetries(task, final, options, anomalies);
   }
   checkServerErrors(history, options, anomalies);
@@ -226,25 +229,41 @@ function finalState(seen: readonly Observation[]): SeenTask | undefined {
   return text === undefined ? last.seen : { ...last.seen, text };
 }
 
-/** Acknowledged cancels are honoured; nothing ends cancelled that nobody tried to cancel. */
+/**
+ * Acknowledged cancels are honoured; nothing ends cancelled that nobody tried to cancel. A
+ * 2025-11-25 cancel is immediate: its answer is the task, cancelled. A 2026-07-28 cancel is
+ * cooperative and is acknowledged even on a task already terminal, so it counts as recorded
+ * on a live task only when a read that began after the acknowledgement still saw the task
+ * unfinished; the task then ends `cancelled`, or `completed` when the handler's result came
+ * first, never `failed`.
+ */
 function checkCancel(
   ops: readonly HistoryOp[],
   task: Created,
+  observations: readonly Observation[],
   final: SeenTask,
   anomalies: Anomaly[],
 ): void {
   const cancels = ops.filter((op) => op.kind === "cancel" && op.taskId === task.taskId);
   const acknowledged = cancels.filter((op) => op.outcome === "ok");
-  if (acknowledged.length > 0) {
-    const cooperative = acknowledged.every((op) => op.era === "2026-07-28");
-    const allowed = cooperative ? ["cancelled", "completed"] : ["cancelled"];
-    if (!allowed.includes(final.status)) {
-      anomalies.push({
-        kind: "cancel_ignored",
-        taskId: task.taskId,
-        detail: `cancel acknowledged at ${acknowledged[0]?.completeAt}, ended ${final.status}`,
-      });
-    }
+  const immediate = acknowledged.find((op) => op.era === "2025-11-25");
+  const cooperative = acknowledged.find(
+    (op) =>
+      op.era === "2026-07-28" &&
+      observations.some((o) => o.op.invokeAt > op.completeAt && !TERMINAL.has(o.seen.status)),
+  );
+  if (immediate !== undefined && final.status !== "cancelled") {
+    anomalies.push({
+      kind: "cancel_ignored",
+      taskId: task.taskId,
+      detail: `2025-11-25 cancel acknowledged at ${immediate.completeAt}, ended ${final.status}`,
+    });
+  } else if (cooperative !== undefined && final.status === "failed") {
+    anomalies.push({
+      kind: "cancel_ignored",
+      taskId: task.taskId,
+      detail: `2026-07-28 cancel acknowledged at ${cooperative.completeAt} while it was still running, ended ${final.status}${final.message ? ` (${final.message})` : ""}`,
+    });
   } else if (final.status === "cancelled" && cancels.length === 0) {
     anomalies.push({
       kind: "cancelled_unasked",
