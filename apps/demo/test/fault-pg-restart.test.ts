@@ -256,4 +256,51 @@ describe("PostgreSQL restarted under load", () => {
     const fresh = String((await create(url, 0)).result?.taskId ?? "");
     expect(fresh).not.toBe("");
   }, 120_000);
+
+  it("a durable_job whose database restarts twice while it runs completes without its third attempt", async () => {
+    // A node with a short lease (renewed every second): each restart outlasts a renewal.
+    const short = await startProcess([
+      "--store",
+      "postgres",
+      "--database-url",
+      pg.url,
+      "--port",
+      "0",
+      "--tokens",
+      `${TOKEN}=alice@acme`,
+      "--lease-ms",
+      "3000",
+    ]);
+    const created = await call(short.url, "tools/call", {
+      name: "durable_job",
+      arguments: { seconds: 8 },
+    });
+    const taskId = String(created.result?.taskId ?? "");
+    expect(taskId).not.toBe("");
+    for (let restart = 0; restart < 2; restart++) {
+      await sleep(1_500);
+      await pg.stop();
+      await sleep(500);
+      await pg.start();
+    }
+    let task: Record<string, unknown> | undefined;
+    for (let poll = 0; poll < 300; poll++) {
+      const { result } = await get(short.url, taskId);
+      if (
+        result !== undefined &&
+        ["completed", "failed", "cancelled"].includes(String(result.status))
+      ) {
+        task = result;
+        break;
+      }
+      await sleep(200);
+    }
+    expect(task?.status, JSON.stringify(task)).toBe("completed");
+    const text = (task?.result as { content?: Array<{ text?: string }> } | undefined)?.content?.[0]
+      ?.text;
+    const attempt = Number(/on attempt (\d+)/.exec(text ?? "")?.[1]);
+    console.log(`fault-pg: durable_job through two restarts: ${text}`);
+    expect(attempt).toBeGreaterThanOrEqual(1);
+    expect(attempt).toBeLessThan(3);
+  }, 120_000);
 });

@@ -94,9 +94,9 @@ export interface RunHost {
   countStop(reason: RunStoppedError["reason"]): void;
   reportError(error: unknown, taskId: string): void;
   /** The handler has returned (or thrown): the run holds no slot while it stores its outcome. */
-  handlerReturned(taskId: string): void;
+  handlerReturned(run: Run): void;
   /** Stores a run's outcome, retrying while the store is unavailable. */
-  storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void>;
+  storeOutcome(run: Run, write: () => Promise<unknown>): Promise<void>;
 }
 
 /**
@@ -221,7 +221,7 @@ export class Run {
       if (renewal !== undefined) clearInterval(renewal);
       if (leaseEnd !== undefined) clearTimeout(leaseEnd.timer);
       if (deadline !== undefined) clearTimeout(deadline);
-      this.#host.handlerReturned(this.taskId);
+      this.#host.handlerReturned(this);
     }
     if (this.#settled) return;
     this.#settled = true;
@@ -267,7 +267,7 @@ export class Run {
 
   /** Stores the run's outcome (retried by the host), remembering what it wrote. */
   #storeOutcome(write: () => Promise<TaskRecord>): Promise<void> {
-    return this.#host.storeOutcome(this.taskId, async () => {
+    return this.#host.storeOutcome(this, async () => {
       this.#written = await write();
       return this.#written;
     });

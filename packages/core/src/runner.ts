@@ -136,13 +136,18 @@ export class TaskRunner {
   /** Most handlers running at once. */
   readonly concurrency: number;
   readonly #tools = new Map<string, ToolDefinition>();
-  readonly #runs = new Map<string, Run>();
+  /**
+   * Every run on this node that has not finished. Runs, not task ids: this node may hold a
+   * later attempt of a task while an earlier one still stores its (fenced-out) outcome, e.g.
+   * after a database restart, and one run must never stop or free the other.
+   */
+  readonly #runs = new Set<Run>();
   /**
    * The runs whose handler is still running: they hold a slot of `concurrency`. A run whose
    * handler has returned only stores its outcome (one store write): it no longer holds a
    * slot, so the next task starts during that round trip (see {@link #room}).
    */
-  readonly #busy = new Set<string>();
+  readonly #busy = new Set<Run>();
   readonly #progress = new ChangeFeed<TaskProgress>((error, report) =>
     this.#onError(error, report.taskId),
   );
@@ -205,8 +210,8 @@ export class TaskRunner {
         else if (reason === "handed_back") this.#stats.handedBack += 1;
       },
       reportError: (error, taskId) => this.#onError(error, taskId),
-      handlerReturned: (taskId) => this.#freeSlot(taskId),
-      storeOutcome: (taskId, write) => this.#storeOutcome(taskId, write),
+      handlerReturned: (run) => this.#freeSlot(run),
+      storeOutcome: (run, write) => this.#storeOutcome(run, write),
     };
     this.register(options.tools ?? []);
     if ((options.claim ?? true) && this.service.queues) this.#startClaiming();
@@ -300,13 +305,15 @@ export class TaskRunner {
 
   /** Resolves when the handler of `taskId` (if it runs here) has finished and settled. */
   async settled(taskId: string): Promise<void> {
-    await this.#runs.get(taskId)?.done;
+    await Promise.all(
+      [...this.#runs].filter((run) => run.taskId === taskId).map((run) => run.done),
+    );
   }
 
   /** Resolves once every running handler has finished and its outcome is stored. */
   async drain(): Promise<void> {
     while (this.#runs.size > 0) {
-      await Promise.all([...this.#runs.values()].map((run) => run.done));
+      await Promise.all([...this.#runs].map((run) => run.done));
     }
   }
 
@@ -324,7 +331,7 @@ export class TaskRunner {
 
   /** Aborts every running handler's signal, e.g. on shutdown. */
   abortAll(reason?: unknown): void {
-    for (const run of this.#runs.values()) run.abort(reason);
+    for (const run of this.#runs) run.abort(reason);
   }
 
   /**
@@ -333,7 +340,7 @@ export class TaskRunner {
    * aborted; whatever they return is discarded.
    */
   async releaseLeases(): Promise<void> {
-    await Promise.all([...this.#runs.values()].map((run) => run.handBack()));
+    await Promise.all([...this.#runs].map((run) => run.handBack()));
   }
 
   /**
@@ -369,13 +376,13 @@ export class TaskRunner {
         })
       : this.service.forRun(record.owner, record.taskId);
     const run = new Run(this.#host, record, handler, writer);
-    this.#runs.set(record.taskId, run);
-    this.#busy.add(record.taskId);
+    this.#runs.add(run);
+    this.#busy.add(run);
     this.#stats.started += 1;
     this.#stats.peakRunning = Math.max(this.#stats.peakRunning, this.#busy.size);
     run.done = run.execute().finally(() => {
-      this.#runs.delete(record.taskId);
-      this.#busy.delete(record.taskId);
+      this.#runs.delete(run);
+      this.#busy.delete(run);
       // A slot came free: look for queued work.
       this.#wake();
     });
@@ -467,8 +474,8 @@ export class TaskRunner {
   }
 
   /** A run's handler returned (its outcome is being stored): its slot is free. */
-  #freeSlot(taskId: string): void {
-    if (this.#busy.delete(taskId)) this.#wake();
+  #freeSlot(run: Run): void {
+    if (this.#busy.delete(run)) this.#wake();
   }
 
   async #claim(room: number): Promise<void> {
@@ -544,7 +551,8 @@ export class TaskRunner {
   }
 
   /** Stores a run's outcome, retrying while the store is unavailable. */
-  async #storeOutcome(taskId: string, write: () => Promise<unknown>): Promise<void> {
+  async #storeOutcome(run: Run, write: () => Promise<unknown>): Promise<void> {
+    const { taskId } = run;
     let delay = this.#settleRetryMs;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -561,7 +569,8 @@ export class TaskRunner {
         if (isTaskError(error, "invalid_transition")) return;
         if (isTaskError(error, "not_found_or_unauthorized")) return;
         if (isTaskError(error, "lease_lost")) {
-          this.#runs.get(taskId)?.abort(new RunStoppedError(taskId, "superseded"));
+          // This run only: a later attempt of the task may be running here meanwhile.
+          run.abort(new RunStoppedError(taskId, "superseded"));
           return;
         }
         if (!isTaskError(error, "store_unavailable") || attempt >= this.#settleAttempts) {

@@ -607,6 +607,67 @@ describe("durable execution", () => {
       expect(done.execution.attempt).toBe(2);
     });
   });
+  it("an earlier run's late, fenced-out outcome never stops a later run of the task on the same node", async () => {
+    // After a database restart a node may claim attempt 2 of a task while its own attempt 1
+    // is still trying to store an outcome: the refusal of that write (lease_lost) is attempt
+    // 1's alone.
+    const inner = new ReferenceTaskStore();
+    const outcomes = { blocked: true, refused: 0 };
+    const store = new Proxy(inner, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== "function") return value;
+        if (key !== "complete") return value.bind(target);
+        return async (...args: unknown[]) => {
+          if (outcomes.blocked) {
+            throw taskErrors.storeUnavailable("complete could not reach PostgreSQL (ECONNRESET)");
+          }
+          try {
+            return await value.apply(target, args);
+          } catch (error) {
+            outcomes.refused += 1;
+            throw error;
+          }
+        };
+      },
+    });
+    const second = gate();
+    const finish = gate();
+    let secondSignal: AbortSignal | undefined;
+    const job = tool(
+      "job",
+      async (_args, ctx) => {
+        if (ctx.attempt === 1) return text("attempt 1");
+        secondSignal = ctx.signal;
+        second.open();
+        await finish.opened;
+        return text(`attempt ${ctx.attempt}`);
+      },
+      { retry: { attempts: 3, backoffMs: 0 } },
+    );
+    const { runner } = node(store, {
+      tools: [job],
+      settleAttempts: 1_000,
+      lease: { durationMs: 100, renewEveryMs: 20 },
+    });
+    const t = await runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+    // Attempt 1's outcome cannot be stored; its lease runs out and this node runs attempt 2.
+    await second.opened;
+    outcomes.blocked = false;
+    await until(
+      async () => outcomes.refused,
+      (n) => n >= 1,
+    );
+    expect(secondSignal?.aborted).toBe(false);
+    finish.open();
+    const done = await until(
+      () => inner.get(t.taskId, ownerScopeOf(alice)),
+      (r) => r.status !== "working",
+    );
+    expect(done.outcome).toEqual({ kind: "result", result: text("attempt 2") });
+    expect(done.execution.attempt).toBe(2);
+  });
+
   it("a run that writes nothing also stops when no renewal gets through before its lease ends", async () => {
     const inner = new ReferenceTaskStore();
     const { link, store } = cuttable(inner);

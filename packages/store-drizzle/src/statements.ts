@@ -186,12 +186,17 @@ export class Statements {
   readonly requeue: string;
   readonly recoverOrphans: string;
 
+  /**
+   * `restartGraceMs`: for this long after the database server (re)started no lease counts
+   * as run out (see `DrizzleTaskStoreOptions.restartGraceMs`); 0 for none.
+   */
   constructor(
     table: string,
     usageTable: string,
     notify: NotifySettings,
     bounds: Bounds,
     retry: RetryTemplate,
+    restartGraceMs = 0,
   ) {
     const T = table;
     const U = usageTable;
@@ -621,10 +626,17 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     const retrying = `(NOT ${cancelled} AND t.attempt < t.max_attempts)`;
     const failing = `(NOT ${cancelled} AND t.attempt >= t.max_attempts)`;
     const message = `replace(replace($5::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text)`;
+    // The server's own clock and start time: while it was away no holder could renew, so
+    // right after it is back nothing is taken from a holder that is renewing again.
+    const afterRestartGrace =
+      restartGraceMs > 0
+        ? `
+    AND now() >= pg_postmaster_start_time() + ${msInterval(String(restartGraceMs))}`
+        : "";
     this.recoverOrphans = `WITH o AS (
   SELECT x.id FROM ${T} AS x
   WHERE x.status IN ${ACTIVE} AND x.lease_holder IS NOT NULL
-    AND x.lease_expires_at IS NOT NULL AND x.lease_expires_at <= ${nowOf("$1")}
+    AND x.lease_expires_at IS NOT NULL AND x.lease_expires_at <= ${nowOf("$1")}${afterRestartGrace}
   ORDER BY x.lease_expires_at LIMIT $2::bigint FOR UPDATE SKIP LOCKED
 ), u AS (
   UPDATE ${T} AS t SET

@@ -99,6 +99,16 @@ export interface DrizzleTaskStoreOptions {
   readonly notify?: NotifyMode;
   /** A call with no answer after this long fails with `store_unavailable`; default 10 000. */
   readonly operationTimeoutMs?: number;
+  /**
+   * For this long (ms) after the PostgreSQL server started, `recoverOrphans` takes no task
+   * over; default 5 000, 0 for none. While the server was away (a restart) no worker could
+   * renew its leases, so leases run out then, or just after, belong to runs that are alive
+   * and retrying: they renew, or store their outcome, before another node could re-run
+   * their task, and a restart costs no attempt. A dead worker's task is recovered at most
+   * this much later. Measured on the server's own clock (`pg_postmaster_start_time()`);
+   * not used on PGlite (in process: it starts with its only node) or with `clock`.
+   */
+  readonly restartGraceMs?: number;
 }
 
 /** What a driver-specific factory hands the store. */
@@ -155,6 +165,17 @@ function requeuedOrEnded(status: TaskStatus): TaskChangeKind {
 
 /** The payload bytes of the error an orphan without attempts left is failed with. */
 const WORKER_LOST_BYTES = payloadBytes(WORKER_LOST_ERROR);
+
+/** `restartGraceMs` by default: a few renewal retries of a worker whose pool reconnects. */
+const DEFAULT_RESTART_GRACE_MS = 5_000;
+
+/** `restartGraceMs`: a whole number of ms written into the recovery statement. */
+function checkGrace(ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw new TypeError(`restartGraceMs must be a non-negative whole number, got ${ms}`);
+  }
+  return ms;
+}
 
 /** A bound option: a whole number written into the statements, or `null` for none. */
 function checkBound(value: number | null | undefined, name: string): number | null {
@@ -274,6 +295,9 @@ export class DrizzleTaskStore implements TaskQueueStore {
         maxBytesPerOwner: this.#maxBytesPerOwner,
       },
       RETRY_TEMPLATE,
+      this.#clock === null && backend.executor.kind !== "pglite"
+        ? checkGrace(options.restartGraceMs ?? DEFAULT_RESTART_GRACE_MS)
+        : 0,
     );
     this.#notifier =
       inTransaction || send === null
