@@ -23,10 +23,12 @@ const lite = new PGlite();
 const overPGlite = drizzlePGlite({ client: lite });
 
 const schemas: string[] = [];
+// Dropping every driver's schemas is the slowest cleanup of the suite: on a loaded two-core
+// machine it outlasted the default 30 s hook bound once, so it gets its own.
 afterAll(async () => {
   await dropSchemas(schemas);
   await Promise.all([pool.end(), overPg.$client.end(), sql.end({ timeout: 5 }), lite.close()]);
-});
+}, 120_000);
 
 const drivers: [name: string, client: TaskStoreClient, prefix: string, onServer: boolean][] = [
   ["node-postgres Pool", pool, "dp", true],
