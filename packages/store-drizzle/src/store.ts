@@ -26,6 +26,7 @@ import {
   decodeSequenceCursor,
   encodeCursor,
   executionPolicy,
+  HANDED_BACK_MESSAGE,
   type Intent,
   type ListQuery,
   type NewestQuery,
@@ -142,7 +143,6 @@ const CLEANUP_BATCH = 500;
 const MAX_WRITE_TRIES = 6;
 
 /** The status message of a task handed back to the queue by a stopping worker. */
-const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** Why an orphan is retried, in core's `retryingMessage`. */
 const WORKER_LOST_REASON = "the worker was lost";
@@ -726,7 +726,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     requireFence(scope, "releaseLease");
     const rows = await this.#run("releaseLease", this.#sql.releaseLease, [
       ...this.#fenced(taskId, scope),
-      RELEASED_MESSAGE,
+      HANDED_BACK_MESSAGE,
       CANCELLED_WITHOUT_RUN_MESSAGE,
     ]);
     for (const row of rows) this.#emitRow(row, requeuedOrEnded(row.status as TaskStatus));

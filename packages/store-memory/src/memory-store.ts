@@ -27,6 +27,7 @@ import {
   decodeSequenceCursor,
   encodeCursor,
   failTask,
+  HANDED_BACK_MESSAGE,
   type Intent,
   isClaimable,
   isOrphaned,
@@ -58,7 +59,6 @@ import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
 
 /** The status message of a task its stopping worker handed back (`releaseLease`). */
-const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** Settings of a {@link MemoryTaskStore}. */
 export interface MemoryTaskStoreOptions {
@@ -502,7 +502,7 @@ export class MemoryTaskStore implements TaskQueueStore {
     const next = requeueTask(slot.record, this.#clock.now(), {
       countAttempt: false,
       backoffMs: 0,
-      statusMessage: RELEASED_MESSAGE,
+      statusMessage: HANDED_BACK_MESSAGE,
     });
     this.#requeueOrEnd(slot, next);
     return true;

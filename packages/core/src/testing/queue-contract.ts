@@ -13,6 +13,7 @@ import {
 import {
   CANCELLED_WITHOUT_RUN_MESSAGE,
   claimTask,
+  HANDED_BACK_MESSAGE,
   type NewTask,
   type OwnerScope,
   ownerScope,
@@ -53,7 +54,6 @@ const LEASE = 30_000;
 const DAY = 24 * 60 * 60 * 1000;
 
 /** The status message of a task handed back by `releaseLease`. */
-const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** What a sweep that found no orphan says. */
 const NO_ORPHANS: OrphanSweep = {
@@ -576,7 +576,7 @@ export function describeQueueStoreContract(
           requeueTask(t, clock.now(), {
             countAttempt: false,
             backoffMs: 0,
-            statusMessage: RELEASED_MESSAGE,
+            statusMessage: HANDED_BACK_MESSAGE,
           }),
         );
         expect(released.status).toBe("working");
@@ -926,7 +926,7 @@ export function describeQueueStoreContract(
           requeueTask(requested, clock.now(), {
             countAttempt: false,
             backoffMs: 0,
-            statusMessage: RELEASED_MESSAGE,
+            statusMessage: HANDED_BACK_MESSAGE,
           }),
         );
         await expectCancelledForGood(ended, requested);
