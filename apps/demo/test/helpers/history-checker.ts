@@ -125,7 +125,10 @@ export function checkHistory(history: History, options: CheckOptions): Anomaly[]
     if (op.outcome !== "ok") continue;
     for (const seen of op.seen ?? []) {
       let list = observations.get(seen.taskId);
-      if (list === undefined) observations.set(seen.taskId, (list = []));
+      if (list === undefined) {
+        list = [];
+        observations.set(seen.taskId, list);
+      }
       list.push({ op, seen });
     }
   }
