@@ -18,6 +18,7 @@ export const BOB_OWNER = owner({ principalId: "bob", tenantId: "acme" });
  */
 export async function startDemo(
   overrides: Partial<DemoAppOptions> = {},
+  serve: { metricsToken?: string } = {},
 ): Promise<RunningServer & { app: DemoApp }> {
   const app = createDemoApp({
     store: new MemoryTaskStore({ sweepIntervalMs: 0 }),
@@ -33,7 +34,7 @@ export async function startDemo(
     requireAuth: false,
     ...overrides,
   });
-  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const running = await listen(app, { host: "127.0.0.1", port: 0, ...serve });
   return Object.assign(running, { app });
 }
 
