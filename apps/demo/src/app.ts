@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { startJanitor, TaskRunner, TaskService, type TaskStore } from "@mcp-tasks/core";
 import { discardBody, type TasksExtension, type TasksTool, writeJson } from "@mcp-tasks/extension";
-import { createTasksEndpoint } from "@mcp-tasks/http";
+import { createTasksEndpoint, type OwnerLimitsOptions, type Refusal } from "@mcp-tasks/http";
 import type { OwnerResolver } from "./auth/resolver.js";
 import { metricsObservers } from "./edge-observers.js";
 import { DemoMetrics, storeLabelOf } from "./metrics.js";
@@ -14,8 +14,14 @@ export interface DemoAppOptions {
   readonly storeLabel?: string;
   /** Who is calling; resolved once per HTTP request. */
   readonly resolver: OwnerResolver;
-  /** Answer anonymous callers `401` (and keep unowned tasks invisible). */
+  /**
+   * The require-owner posture: anonymous callers get `401` and unowned tasks are invisible
+   * (the task service's `requireOwner`). Default true, since every demo resolver is an owner
+   * hook; `false` lets anonymous callers in, who then share the unowned tasks.
+   */
   readonly requireAuth?: boolean;
+  /** Per-owner limits of the endpoint (`@mcp-tasks/http`'s defaults otherwise). */
+  readonly limits?: OwnerLimitsOptions;
   /** Serve the 2025-11-25 era too (`true`); default off. */
   readonly legacy?: boolean | "off";
   /** Tools served; default the demo tools. */
@@ -51,6 +57,8 @@ export interface DemoApp {
   readonly metrics: DemoMetrics;
   /** `/metrics` in the Prometheus text format. */
   metricsText(): Promise<string>;
+  /** The endpoint's Host and Origin checks, for `/metrics` and `/health`. */
+  checkHostAndOrigin(req: IncomingMessage): Refusal | undefined;
   /** Closes the 2025-11-25 sessions (ending their streams); part of {@link close}. */
   closeSessions(): Promise<void>;
   readonly role: "all" | "http" | "worker";
@@ -70,7 +78,7 @@ const SERVER_INFO = { name: "mcp-tasks-demo", version: "0.1.0" };
  * demo adds only its own concerns: metrics, owner resolvers, roles and the janitor.
  */
 export function createDemoApp(options: DemoAppOptions): DemoApp {
-  const requireAuth = options.requireAuth ?? false;
+  const requireAuth = options.requireAuth ?? true;
   const role = options.role ?? "all";
   const tools = options.tools ?? demoTools();
   const onError =
@@ -102,6 +110,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     authChallenge: 'Bearer realm="mcp-tasks-demo"',
     allowedHosts: (options.loopbackOnly ?? true) ? "loopback" : "any",
     ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
+    ...(options.limits !== undefined && { limits: options.limits }),
     legacy: {
       enabled: legacy,
       offReason: options.legacy === "off" ? "--legacy off" : "no legacy facade is plugged in",
@@ -132,6 +141,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     eras: endpoint.eras,
     metrics,
     metricsText: () => metrics.render(),
+    checkHostAndOrigin: (req) => endpoint.checkHostAndOrigin(req),
     closeSessions: () => endpoint.closeSessions(),
     role,
     async handle(req, res) {

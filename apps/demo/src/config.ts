@@ -1,4 +1,6 @@
 import { parseArgs } from "node:util";
+import { DEFAULT_OWNER_LIMITS, type OwnerLimitsOptions } from "@mcp-tasks/http";
+import { DEFAULT_JWT_MAX_AGE_SECONDS } from "./auth/jwt.js";
 import type { OtelMode } from "./otel.js";
 import { DEFAULT_STORE_LIMITS, type StoreKind, type StoreLimits } from "./store.js";
 
@@ -39,11 +41,21 @@ export interface DemoConfig {
   readonly jwtAudience: string | undefined;
   /** jwt: the claim holding the tenant (default `tenant`). */
   readonly jwtTenantClaim: string;
+  /** jwt: the oldest token accepted by its `iat`, in seconds; 0 for no bound. */
+  readonly jwtMaxAgeSeconds: number;
   /** gateway: the secret the gateway sends in `x-gateway-secret`. */
   readonly gatewaySecret: string | undefined;
   /** gateway: the header naming the caller as `principal@tenant`. */
   readonly gatewayHeader: string;
+  /**
+   * The require-owner posture (anonymous callers refused, unowned tasks invisible): on by
+   * default, off with `--allow-anonymous`.
+   */
   readonly requireAuth: boolean;
+  /** The per-owner limits of the endpoint. */
+  readonly ownerLimits: OwnerLimitsOptions;
+  /** Bearer token of `/metrics` (and of the holder in `/health`); none by default. */
+  readonly metricsToken: string | undefined;
   /** Operator tokens of the web console at /console (every owner's tasks); none by default. */
   readonly adminTokens: readonly string[];
   readonly legacy: boolean;
@@ -93,11 +105,35 @@ Options (flag / environment variable):
   --jwt-issuer ISS    DEMO_JWT_ISSUER  jwt: required iss
   --jwt-audience AUD  DEMO_JWT_AUDIENCE  jwt: required aud (becomes the owner's audience)
   --jwt-tenant-claim C  DEMO_JWT_TENANT_CLAIM  jwt: claim holding the tenant (default tenant)
-                                       (sub is the principal)
+                                       (sub is the principal; a tenant that is not a
+                                       string is refused)
+  --jwt-max-age S     DEMO_JWT_MAX_AGE  jwt: oldest token accepted, by its iat, in seconds
+                                       (default 86400; 0: no bound). Tokens must carry exp
+                                       (and iat under a bound); starting without
+                                       --jwt-audience prints a warning
   --gateway-secret S  DEMO_GATEWAY_SECRET  gateway: secret the gateway sends in x-gateway-secret
   --gateway-header H  DEMO_GATEWAY_HEADER  gateway: header with principal@tenant
                                        (default x-authenticated-user)
-  --require-auth      DEMO_REQUIRE_AUTH=1  answer anonymous requests 401
+  --allow-anonymous   DEMO_ALLOW_ANONYMOUS=1  let anonymous callers in: they share one
+                                       owner, and unowned tasks are visible to every caller.
+                                       By default (--require-auth, DEMO_REQUIRE_AUTH=1)
+                                       anonymous requests get 401 and unowned tasks are
+                                       invisible; DEMO_REQUIRE_AUTH=0 also allows anonymous
+  --metrics-token T   DEMO_METRICS_TOKEN  bearer token (16+ characters) required by /metrics;
+                                       /health names the lease holder only to its bearer
+  --max-sessions-per-owner N  MCP_TASKS_MAX_SESSIONS_PER_OWNER  2025-11-25 sessions one
+                                       owner holds (default ${DEFAULT_OWNER_LIMITS.maxSessionsPerOwner}; 0: no limit)
+  --max-streams-per-owner N  MCP_TASKS_MAX_STREAMS_PER_OWNER  open subscriptions/listen
+                                       task streams per owner (default ${DEFAULT_OWNER_LIMITS.maxListenStreamsPerOwner})
+  --max-subscribed-per-owner N  MCP_TASKS_MAX_SUBSCRIBED_PER_OWNER  task ids subscribed
+                                       across one owner's streams (default ${DEFAULT_OWNER_LIMITS.maxSubscribedTasksPerOwner})
+  --max-waits-per-owner N  MCP_TASKS_MAX_WAITS_PER_OWNER  blocking 2025-11-25 tasks/result
+                                       waits per owner (default ${DEFAULT_OWNER_LIMITS.maxResultWaitsPerOwner})
+  --rate-limit N      MCP_TASKS_RATE_LIMIT  requests per second per owner (token bucket,
+                                       burst 2N; default 0: off)
+                                       Anonymous callers share one budget. Past a limit:
+                                       -32603 with data.reason and data.retryAfterMs (HTTP
+                                       429 with Retry-After when the request has no id)
   --admin-tokens LIST DEMO_ADMIN_TOKENS  operator tokens (comma-separated, 16+ characters each)
                                        of the web console at /console: every owner's tasks
                                        and the traffic panel; owners sign in with their MCP
@@ -198,7 +234,15 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         "jwt-tenant-claim": { type: "string" },
         "gateway-secret": { type: "string" },
         "gateway-header": { type: "string" },
+        "jwt-max-age": { type: "string" },
         "require-auth": { type: "boolean" },
+        "allow-anonymous": { type: "boolean" },
+        "metrics-token": { type: "string" },
+        "max-sessions-per-owner": { type: "string" },
+        "max-streams-per-owner": { type: "string" },
+        "max-subscribed-per-owner": { type: "string" },
+        "max-waits-per-owner": { type: "string" },
+        "rate-limit": { type: "string" },
         "admin-tokens": { type: "string" },
         legacy: { type: "string" },
         role: { type: "string" },
@@ -299,6 +343,49 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
   if (auth === "gateway" && (gatewaySecret === undefined || gatewaySecret.length < 16)) {
     throw new ConfigError("--auth gateway needs a --gateway-secret of at least 16 characters");
   }
+  if (auth === "gateway" && gatewaySecret?.includes(",")) {
+    throw new ConfigError("--gateway-secret may hold no comma (a comma marks a repeated header)");
+  }
+  const metricsToken = values["metrics-token"] ?? (env.DEMO_METRICS_TOKEN || undefined);
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
+    throw new ConfigError("--metrics-token needs 16 to 512 visible ASCII characters");
+  }
+  const allowAnonymous =
+    values["allow-anonymous"] ??
+    (truthy(env.DEMO_ALLOW_ANONYMOUS) || /^(0|false|no|off)$/i.test(env.DEMO_REQUIRE_AUTH ?? ""));
+  if (allowAnonymous && values["require-auth"] === true) {
+    throw new ConfigError("--allow-anonymous and --require-auth contradict each other");
+  }
+  const limit = (flag: string, envName: string, fallback: number) =>
+    positiveInt(
+      `--${flag}`,
+      values[flag as "rate-limit"] ?? (env[envName] || String(fallback)),
+      0,
+      1_000_000,
+    );
+  const ownerLimits: OwnerLimitsOptions = {
+    maxSessionsPerOwner: limit(
+      "max-sessions-per-owner",
+      "MCP_TASKS_MAX_SESSIONS_PER_OWNER",
+      DEFAULT_OWNER_LIMITS.maxSessionsPerOwner,
+    ),
+    maxListenStreamsPerOwner: limit(
+      "max-streams-per-owner",
+      "MCP_TASKS_MAX_STREAMS_PER_OWNER",
+      DEFAULT_OWNER_LIMITS.maxListenStreamsPerOwner,
+    ),
+    maxSubscribedTasksPerOwner: limit(
+      "max-subscribed-per-owner",
+      "MCP_TASKS_MAX_SUBSCRIBED_PER_OWNER",
+      DEFAULT_OWNER_LIMITS.maxSubscribedTasksPerOwner,
+    ),
+    maxResultWaitsPerOwner: limit(
+      "max-waits-per-owner",
+      "MCP_TASKS_MAX_WAITS_PER_OWNER",
+      DEFAULT_OWNER_LIMITS.maxResultWaitsPerOwner,
+    ),
+    requestsPerSecond: limit("rate-limit", "MCP_TASKS_RATE_LIMIT", 0),
+  };
   return {
     host,
     port,
@@ -317,9 +404,17 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     jwtIssuer: values["jwt-issuer"] ?? (env.DEMO_JWT_ISSUER || undefined),
     jwtAudience: values["jwt-audience"] ?? (env.DEMO_JWT_AUDIENCE || undefined),
     jwtTenantClaim: values["jwt-tenant-claim"] ?? (env.DEMO_JWT_TENANT_CLAIM || "tenant"),
+    jwtMaxAgeSeconds: positiveInt(
+      "--jwt-max-age",
+      values["jwt-max-age"] ?? (env.DEMO_JWT_MAX_AGE || String(DEFAULT_JWT_MAX_AGE_SECONDS)),
+      0,
+      31_536_000,
+    ),
     gatewaySecret,
     gatewayHeader: values["gateway-header"] ?? (env.DEMO_GATEWAY_HEADER || "x-authenticated-user"),
-    requireAuth: values["require-auth"] ?? truthy(env.DEMO_REQUIRE_AUTH),
+    requireAuth: !allowAnonymous,
+    ownerLimits,
+    metricsToken,
     adminTokens: adminTokens(
       values["admin-tokens"] ?? env.DEMO_ADMIN_TOKENS,
       values.tokens ?? env.DEMO_TOKENS,

@@ -18,6 +18,8 @@ export interface DemoConsoleOptions {
   readonly toolNames: readonly string[];
   /** How often traffic is sampled; default 10 s. */
   readonly trafficSampleMs?: number;
+  /** Told about each live view refused by a limit (for `mcp_limit_refusals_total`). */
+  readonly onLiveRefused?: (limit: "owner" | "all") => void;
 }
 
 /** A node request's headers as a fetch `Request`, which the owner resolvers read. */
@@ -51,5 +53,6 @@ export function createDemoConsole(options: DemoConsoleOptions): ConsoleHandler {
     traffic: () => options.metrics.requests.trafficSnapshot(),
     toolNames: options.toolNames,
     ...(options.trafficSampleMs !== undefined && { trafficSampleMs: options.trafficSampleMs }),
+    ...(options.onLiveRefused !== undefined && { onLiveRefused: options.onLiveRefused }),
   });
 }

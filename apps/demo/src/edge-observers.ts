@@ -1,5 +1,12 @@
-import type { LegacySessionEvent, RoutedRequest } from "@mcp-tasks/http";
-import { clientLabel, type DemoMetrics } from "./metrics.js";
+import { ownerKey } from "@mcp-tasks/core/store";
+import {
+  isLimitKind,
+  type LegacySessionEvent,
+  LIMIT_REASONS,
+  type Refusal,
+  type RoutedRequest,
+} from "@mcp-tasks/http";
+import { clientLabel, type DemoMetrics, type LimitRefusalReason } from "./metrics.js";
 
 function record(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value)
@@ -21,24 +28,35 @@ function initializeClientName(body: unknown): string | undefined {
 }
 
 /**
- * The endpoint's hooks that feed the demo's request metrics: each routed request counted by
- * era and client name (2025-11-25 sessions remember the name their `initialize` gave).
+ * The endpoint's hooks that feed the demo's metrics: each routed request counted by era and
+ * client name (2025-11-25 sessions remember the name their `initialize` gave; each owner
+ * adds a bounded number of names), and each per-owner limit refusal by reason.
  */
 export function metricsObservers(metrics: DemoMetrics) {
   return {
     onRouted(request: RoutedRequest): void {
+      const owner = ownerKey(request.owner);
       if (request.era === "modern") {
-        metrics.count("2026-07-28", modernClientName(request.body));
+        metrics.count("2026-07-28", modernClientName(request.body), owner);
         return;
       }
       const name =
         initializeClientName(request.body) ?? metrics.sessionClient(request.sessionId ?? null);
-      metrics.count("2025-11-25", name);
+      metrics.count("2025-11-25", name, owner);
     },
     onLegacySession(event: LegacySessionEvent): void {
-      if (event.kind === "opened")
-        metrics.bindSession(event.sessionId, clientLabel(event.clientName));
-      else metrics.endSession(event.sessionId);
+      if (event.kind === "opened") {
+        // The label its initialize was counted under (`other` past the owner's names).
+        metrics.bindSession(
+          event.sessionId,
+          metrics.requests.labelOf(clientLabel(event.clientName)),
+        );
+      } else metrics.endSession(event.sessionId);
+    },
+    onRefused(refusal: Refusal): void {
+      if (isLimitKind(refusal.kind)) {
+        metrics.countLimitRefusal(LIMIT_REASONS[refusal.kind] as LimitRefusalReason);
+      }
     },
   };
 }

@@ -1,8 +1,29 @@
-import type { Server } from "node:http";
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConsoleHandler } from "@mcp-tasks/console";
-import { createTasksHttpServer } from "@mcp-tasks/http";
+import { createTasksHttpServer, writeRefusal } from "@mcp-tasks/http";
 import type { DemoApp } from "./app.js";
+
+const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
+
+/**
+ * Whether the request bears `Authorization: Bearer <token>` for `token`, compared in
+ * constant time over equal-length digests.
+ */
+function bearsToken(req: IncomingMessage, token: Buffer | undefined): boolean {
+  if (token === undefined) return false;
+  const match = /^Bearer[ ]+([\x21-\x7e]{1,4096})\s*$/i.exec(req.headers.authorization ?? "");
+  return match !== null && timingSafeEqual(digest(match[1] ?? ""), token);
+}
+
+function answerUnauthorized(res: ServerResponse): void {
+  res.writeHead(401, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "WWW-Authenticate": 'Bearer realm="mcp-tasks-demo metrics"',
+  });
+  res.end("unauthorized: /metrics needs the metrics token (--metrics-token)\n");
+}
 
 /** The running HTTP server. */
 export interface RunningServer {
@@ -18,12 +39,39 @@ export interface RunningServer {
  */
 export async function listen(
   app: DemoApp,
-  options: { host: string; port: number; maxBodyBytes?: number; console?: ConsoleHandler },
+  options: {
+    host: string;
+    port: number;
+    maxBodyBytes?: number;
+    console?: ConsoleHandler;
+    /**
+     * A bearer token for `/metrics` (then required there) and for the holder in `/health`
+     * (shown only to its bearer); without it `/metrics` is open and `/health` never names
+     * the holder.
+     */
+    metricsToken?: string;
+  },
 ): Promise<RunningServer> {
+  const metricsToken =
+    options.metricsToken === undefined ? undefined : digest(options.metricsToken);
   const server = createTasksHttpServer(
     (req, res) => {
       const path = (req.url ?? "/").split("?")[0];
+      const operational = path === "/metrics" || path === "/health";
+      if (operational) {
+        // The same DNS-rebinding protection as /mcp.
+        const refused = app.checkHostAndOrigin(req);
+        if (refused !== undefined) {
+          req.resume();
+          writeRefusal(res, refused);
+          return;
+        }
+      }
       if (path === "/metrics" && (req.method === "GET" || req.method === "HEAD")) {
+        if (metricsToken !== undefined && !bearsToken(req, metricsToken)) {
+          answerUnauthorized(res);
+          return;
+        }
         app.metricsText().then(
           (text) => {
             res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
@@ -44,7 +92,8 @@ export async function listen(
             : JSON.stringify({
                 status: "ok",
                 role: app.role,
-                holder: app.runner.holder,
+                // The lease holder names the host and process: for the token's bearer only.
+                ...(bearsToken(req, metricsToken) && { holder: app.runner.holder }),
                 claiming: app.runner.claiming,
                 running: app.runner.active,
               }),

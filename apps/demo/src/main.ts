@@ -57,6 +57,7 @@ async function main(): Promise<number> {
     storeLabel: config.store,
     resolver: auth.resolver,
     requireAuth: config.requireAuth,
+    limits: config.ownerLimits,
     legacy: config.legacy ? true : "off",
     loopbackOnly:
       config.host === "127.0.0.1" || config.host === "localhost" || config.host === "::1",
@@ -72,6 +73,7 @@ async function main(): Promise<number> {
     running = await listen(app, {
       host: config.host,
       port: config.port,
+      ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
       // The web console at /console, on every node that serves MCP.
       ...(app.role !== "worker" && {
         console: createDemoConsole({
@@ -80,6 +82,7 @@ async function main(): Promise<number> {
           resolver: auth.resolver,
           adminTokens: config.adminTokens,
           toolNames: demoTools().map((tool) => tool.name),
+          onLiveRefused: (limit) => app.metrics.countLimitRefusal(`console_live_views_${limit}`),
         }),
       }),
     });
@@ -106,8 +109,12 @@ async function main(): Promise<number> {
       ...(opened.leasing ? [`lease holder: ${holder}`] : []),
       ...(tracing.startupLine === null ? [] : [tracing.startupLine]),
       ...auth.startupLines,
+      config.requireAuth
+        ? "anonymous callers: refused (401); --allow-anonymous lets them in"
+        : "anonymous callers: allowed (--allow-anonymous): they share one owner and the unowned tasks",
     ].join("\n"),
   );
+  for (const warning of auth.warnings) console.warn(warning);
 
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {

@@ -21,6 +21,16 @@ export {
   type TrafficSnapshot,
 } from "./request-metrics.js";
 
+/** Why a per-owner limit refused a request: the label values of `mcp_limit_refusals_total`. */
+export type LimitRefusalReason =
+  | "rate_limited"
+  | "too_many_sessions"
+  | "too_many_streams"
+  | "too_many_subscriptions"
+  | "too_many_waits"
+  | "console_live_views_owner"
+  | "console_live_views_all";
+
 /** Store calls take well under a millisecond in memory and a few ms on PostgreSQL. */
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -30,6 +40,8 @@ export interface DemoMetricsOptions {
   readonly storeLabel: string;
   /** Distinct client names kept as labels; later names count as `other`. Default 1000. */
   readonly maxClients?: number;
+  /** Distinct client names one owner may add to the labels; default 20. */
+  readonly maxClientsPerOwner?: number;
   /** 2025-11-25 sessions whose client name is remembered; default 10 000. */
   readonly maxSessions?: number;
   /** Node's process metrics (`process_*`, `nodejs_*`); default on. */
@@ -73,6 +85,7 @@ export class DemoMetrics {
   readonly #storeLabel: string;
   readonly #storeSeconds: LatencyHistogram<StoreOperation>;
   readonly #storeErrors: Counter<"op" | "store" | "code">;
+  readonly #limitRefusals: Counter<"reason">;
   #toolNames: ReadonlySet<string> = new Set();
   #sources: MetricSources | undefined;
   #unwatch: Unsubscribe | undefined;
@@ -84,6 +97,9 @@ export class DemoMetrics {
     this.requests = new RequestMetrics({
       registry,
       ...(options.maxClients !== undefined && { maxClients: options.maxClients }),
+      ...(options.maxClientsPerOwner !== undefined && {
+        maxClientsPerOwner: options.maxClientsPerOwner,
+      }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
       ...(options.now !== undefined && { now: options.now }),
     });
@@ -104,6 +120,12 @@ export class DemoMetrics {
       name: "mcp_store_errors_total",
       help: "Task store calls that failed, by operation, store and task error code.",
       labelNames: ["op", "store", "code"],
+      registers,
+    });
+    this.#limitRefusals = new Counter({
+      name: "mcp_limit_refusals_total",
+      help: "Requests refused by a per-owner limit (rate, sessions, listen streams and task ids, tasks/result waits, console live views), by reason.",
+      labelNames: ["reason"],
       registers,
     });
     const sessions = () => this.#sources?.legacySessions?.();
@@ -179,8 +201,16 @@ export class DemoMetrics {
   }
 
   /** Counts one request of `era` from client `name`; see {@link RequestMetrics.count}. */
-  count(era: Era, name: string): void {
-    this.requests.count(era, name);
+  count(era: Era, name: string, ownerKey?: string): void {
+    this.requests.count(era, name, ownerKey);
+  }
+
+  /**
+   * Counts one refusal by a per-owner limit; `reason` is one of a closed set (the edge's
+   * `data.reason` values and the console's `console_live_views_owner` / `_all`).
+   */
+  countLimitRefusal(reason: LimitRefusalReason): void {
+    this.#limitRefusals.inc({ reason });
   }
 
   /** See {@link RequestMetrics.bindSession}. */

@@ -54,6 +54,12 @@ export interface RequestMetricsOptions {
   readonly registry: Registry;
   /** Distinct client names kept as labels; later names count as `other`. Default 1000. */
   readonly maxClients?: number;
+  /**
+   * Distinct client names one owner may add to the labels (anonymous callers are one
+   * owner); its further new names count as `other`, so that one owner's junk names cannot
+   * use up `maxClients` for everyone. Default 20.
+   */
+  readonly maxClientsPerOwner?: number;
   /** 2025-11-25 sessions whose client name is remembered; default 10 000. */
   readonly maxSessions?: number;
   /** Width of a traffic history bucket; default one minute. */
@@ -82,6 +88,9 @@ export class RequestMetrics {
   readonly #entries: ClientCount[] = [];
   readonly #sessions = new Map<string, string>();
   readonly #clientNames = new Set<string>();
+  /** How many names each owner (by owner key) added to {@link #clientNames}. */
+  readonly #addedBy = new Map<string, number>();
+  readonly #maxClientsPerOwner: number;
   readonly #history: { startMs: number; requests: Record<Era, number> }[] = [];
   readonly #maxClients: number;
   readonly #maxSessions: number;
@@ -91,6 +100,7 @@ export class RequestMetrics {
 
   constructor(options: RequestMetricsOptions) {
     this.#maxClients = options.maxClients ?? 1000;
+    this.#maxClientsPerOwner = options.maxClientsPerOwner ?? 20;
     this.#maxSessions = options.maxSessions ?? 10_000;
     this.#bucketMs = options.bucketMs ?? 60_000;
     this.#maxBuckets = options.maxBuckets ?? 60;
@@ -110,13 +120,12 @@ export class RequestMetrics {
     });
   }
 
-  /** Counts one request of `era` from client `name` (already a label value). */
-  count(era: Era, name: string): void {
-    let client = name;
-    if (!this.#clientNames.has(client)) {
-      if (this.#clientNames.size >= this.#maxClients) client = "other";
-      else this.#clientNames.add(client);
-    }
+  /**
+   * Counts one request of `era` from client `name` (already a label value) sent by the
+   * owner with key `owner` (see `ownerKey`; default the anonymous owner's).
+   */
+  count(era: Era, name: string, owner = ""): void {
+    const client = this.#admit(name, owner);
     let perClient = this.#counts.get(era);
     if (perClient === undefined) {
       perClient = new Map();
@@ -130,6 +139,23 @@ export class RequestMetrics {
     }
     entry.requests += 1;
     this.#bucket(this.#now()).requests[era] += 1;
+  }
+
+  /** The label `name` is counted under: itself once admitted, else `other`. */
+  labelOf(name: string): string {
+    return this.#clientNames.has(name) ? name : "other";
+  }
+
+  /** `name` as a label: admitted while the owner and the whole set are under their caps. */
+  #admit(name: string, owner: string): string {
+    if (this.#clientNames.has(name)) return name;
+    const added = this.#addedBy.get(owner) ?? 0;
+    if (this.#clientNames.size >= this.#maxClients || added >= this.#maxClientsPerOwner) {
+      return "other";
+    }
+    this.#clientNames.add(name);
+    this.#addedBy.set(owner, added + 1);
+    return name;
   }
 
   /** Remembers which client a 2025-11-25 session belongs to. */

@@ -19,9 +19,15 @@ describe("the demo binary", () => {
       host: "::1",
       store: "memory",
       tokens: "a=b@c",
-      requireAuth: false,
+      // The require-owner posture is the default; --allow-anonymous opts out.
+      requireAuth: true,
       legacy: true,
     });
+    expect(parseConfig(["--allow-anonymous"], {}).requireAuth).toBe(false);
+    expect(parseConfig([], { DEMO_ALLOW_ANONYMOUS: "1" }).requireAuth).toBe(false);
+    expect(parseConfig([], { DEMO_REQUIRE_AUTH: "0" }).requireAuth).toBe(false);
+    expect(parseConfig([], { DEMO_REQUIRE_AUTH: "1" }).requireAuth).toBe(true);
+    expect(() => parseConfig(["--allow-anonymous", "--require-auth"], {})).toThrow(/contradict/);
     expect(() => parseConfig(["--port", "x"], {})).toThrow(/port/);
     expect(() => parseConfig(["--store", "redis"], {})).toThrow(/store/);
     expect(() => parseConfig(["--bogus"], {})).toThrow();
@@ -91,6 +97,7 @@ describe("the demo binary", () => {
           .setProtectedHeader({ alg: "HS256" })
           .setSubject(sub)
           .setAudience("mcp")
+          .setIssuedAt()
           .setExpirationTime("5m")
           .sign(new TextEncoder().encode(secret));
       const alice = await sign("alice");
@@ -109,7 +116,8 @@ describe("the demo binary", () => {
       expect((await rpc(url, "tasks/get", { taskId }, { token: bob })).body?.error?.code).toBe(
         -32602,
       );
-      expect((await rpc(url, "tasks/get", { taskId })).body?.error?.code).toBe(-32602);
+      // Anonymous callers are refused by default (the require-owner posture).
+      expect((await rpc(url, "tasks/get", { taskId })).status).toBe(401);
       expect((await rpc(url, "tasks/get", { taskId }, { token: `${alice}x` })).status).toBe(401);
     } finally {
       await p.kill("SIGTERM");
@@ -359,6 +367,7 @@ describe("the demo binary", () => {
         headers: {
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
+          authorization: "Bearer t1",
         },
         body: JSON.stringify(legacyInitialize("old")),
       });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Clock, systemClock, type TaskRecord, type TaskService } from "@mcp-tasks/core";
+import { ownerKey } from "@mcp-tasks/core/store";
 import { answerFor } from "./answers.js";
 import { ConsoleHttpError, errorResponse, readJsonBody, sendJson } from "./http.js";
 import { LiveHub } from "./live.js";
@@ -42,6 +43,21 @@ export interface ConsoleOptions {
   readonly pageSize?: number;
   /** Most open live-update streams; default 100. */
   readonly maxStreams?: number;
+  /**
+   * Most open live-update streams of one owner (every anonymous or same-identity viewer
+   * counts as that one owner); default 4. Operators are not limited per owner.
+   */
+  readonly maxStreamsPerOwner?: number;
+  /**
+   * Live-update streams kept for operators: owners together open at most `maxStreams`
+   * minus this, so owners cannot lock the operators out; default 10.
+   */
+  readonly operatorStreams?: number;
+  /**
+   * Told about each live-update stream refused `429` (`"owner"`: that owner's limit;
+   * `"all"`: every stream, or the owners' share), e.g. for metrics.
+   */
+  readonly onLiveRefused?: (limit: "owner" | "all") => void;
   /** Time source for the history and the traffic samples; default the system clock. */
   readonly clock?: Clock;
 }
@@ -61,6 +77,8 @@ export interface ConsoleHandler {
 }
 
 const MAX_BODY = 64 * 1024;
+/** The `Retry-After` of a refused live view, in seconds (views end when pages close). */
+const LIVE_RETRY_AFTER_S = 5;
 
 /**
  * Creates the web console over a {@link TaskService}: mount it on any Node HTTP server,
@@ -77,6 +95,8 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
     historyTasks: 2000,
     historyPerTask: 30,
     maxStreams: options.maxStreams ?? 100,
+    maxStreamsPerOwner: options.maxStreamsPerOwner ?? 4,
+    operatorReserve: options.operatorStreams ?? 10,
     heartbeatMs: 20_000,
   });
   const sampler =
@@ -182,11 +202,20 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
       expectNoQuery(params);
       const opened = hub.open(
         res,
-        operator,
+        viewer.kind === "operator" ? null : ownerKey(viewer.owner),
         (id) => read(viewer, id),
         (task) => taskRow(task, operator),
       );
-      if (!opened) throw new ConsoleHttpError(429, "Too many live views are open; close some.");
+      if (opened !== "opened") {
+        options.onLiveRefused?.(opened);
+        throw new ConsoleHttpError(
+          429,
+          opened === "owner"
+            ? "You have too many live views open; close some and retry."
+            : "Too many live views are open on this server; retry shortly.",
+          { "retry-after": String(LIVE_RETRY_AFTER_S) },
+        );
+      }
       // A fresh sample for the new operator view, so its totals are current at once.
       if (operator && sampler !== undefined) void sampler.sample();
       return;
@@ -248,6 +277,9 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
       }
       if (status === 405 && error instanceof MethodNotAllowed)
         res.setHeader("allow", error.allowed);
+      if (error instanceof ConsoleHttpError) {
+        for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      }
       sendJson(res, status, { error: message });
     }
   };

@@ -7,10 +7,13 @@ import { isTaskError } from "@mcp-tasks/core";
  */
 export class ConsoleHttpError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** Extra response headers (e.g. `Retry-After` of a `429`). */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(status: number, message: string, headers: Readonly<Record<string, string>> = {}) {
     super(message);
     this.name = "ConsoleHttpError";
     this.status = status;
+    this.headers = headers;
   }
 }
 

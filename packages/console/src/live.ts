@@ -18,6 +18,10 @@ export interface LiveHubOptions {
   readonly historyPerTask: number;
   /** Most open event streams; more are refused (429). */
   readonly maxStreams: number;
+  /** Most open event streams of one owner (operators are not counted per owner). */
+  readonly maxStreamsPerOwner: number;
+  /** Streams kept for operators: owners together open at most `maxStreams` minus this. */
+  readonly operatorReserve: number;
   /** Interval of the keep-alive comment on idle streams. */
   readonly heartbeatMs: number;
 }
@@ -38,19 +42,22 @@ class EventStream {
   readonly #heartbeat: NodeJS.Timeout;
   readonly #onClose: () => void;
   readonly operator: boolean;
+  /** The owner key of an owner's stream; `null` for an operator's. */
+  readonly ownerKey: string | null;
   #flushing = false;
   #closed = false;
 
   constructor(
     res: ServerResponse,
-    operator: boolean,
+    ownerKey: string | null,
     read: ViewerRead,
     row: RowOf,
     heartbeatMs: number,
     onClose: () => void,
   ) {
     this.#res = res;
-    this.operator = operator;
+    this.operator = ownerKey === null;
+    this.ownerKey = ownerKey;
     this.#read = read;
     this.#row = row;
     this.#onClose = onClose;
@@ -141,6 +148,9 @@ class EventStream {
 export class LiveHub {
   readonly #options: LiveHubOptions;
   readonly #streams = new Set<EventStream>();
+  /** Open owner streams per owner key, and in all (operators' streams are not in them). */
+  readonly #perOwner = new Map<string, number>();
+  #ownerStreams = 0;
   readonly #history = new Map<string, ObservedChange[]>();
   readonly #unwatch: () => void;
 
@@ -162,19 +172,47 @@ export class LiveHub {
     return this.#history.get(taskId) ?? [];
   }
 
-  /** Opens an event stream on `res`; `false` when too many are open. */
-  open(res: ServerResponse, operator: boolean, read: ViewerRead, row: RowOf): boolean {
-    if (this.#streams.size >= this.#options.maxStreams) return false;
+  /**
+   * Opens an event stream on `res` for an owner (its `ownerKey`) or an operator (`null`):
+   * `"opened"`, or which limit refused it: `"owner"` (this owner's streams), `"all"` (every
+   * stream, or for an owner every stream but the operators' reserve).
+   */
+  open(
+    res: ServerResponse,
+    ownerKey: string | null,
+    read: ViewerRead,
+    row: RowOf,
+  ): "opened" | "owner" | "all" {
+    const { maxStreams, maxStreamsPerOwner, operatorReserve } = this.#options;
+    if (ownerKey === null) {
+      if (this.#streams.size >= maxStreams) return "all";
+    } else {
+      if ((this.#perOwner.get(ownerKey) ?? 0) >= maxStreamsPerOwner) return "owner";
+      if (this.#ownerStreams >= Math.max(0, maxStreams - operatorReserve)) return "all";
+      if (this.#streams.size >= maxStreams) return "all";
+    }
     const stream: EventStream = new EventStream(
       res,
-      operator,
+      ownerKey,
       read,
       row,
       this.#options.heartbeatMs,
-      () => this.#streams.delete(stream),
+      () => this.#closed(stream),
     );
     this.#streams.add(stream);
-    return true;
+    if (ownerKey !== null) {
+      this.#ownerStreams += 1;
+      this.#perOwner.set(ownerKey, (this.#perOwner.get(ownerKey) ?? 0) + 1);
+    }
+    return "opened";
+  }
+
+  #closed(stream: EventStream): void {
+    if (!this.#streams.delete(stream) || stream.ownerKey === null) return;
+    this.#ownerStreams -= 1;
+    const left = (this.#perOwner.get(stream.ownerKey) ?? 1) - 1;
+    if (left > 0) this.#perOwner.set(stream.ownerKey, left);
+    else this.#perOwner.delete(stream.ownerKey);
   }
 
   /** Sends an event to every operator stream (traffic samples). */

@@ -9,9 +9,11 @@ import {
 import { createLegacyHandler, type LegacyHandler } from "@mcp-tasks/legacy";
 import { type AuthInfo, createMcpHandler, type McpHttpHandler } from "@modelcontextprotocol/server";
 import { HeadGuards } from "./guards.js";
+import { isLimitRefusal, NO_HOLD, OwnerLimits, type Release } from "./limits.js";
+import { countMethod, listenTaskCount, requestIdOf } from "./messages.js";
 import type { LegacyEraOptions, TasksEndpointOptions } from "./options.js";
 import { type CallerOptions, resolveOwnerFromAuthInfo } from "./owner.js";
-import { type Refusal, refusal } from "./refusals.js";
+import { inBand, type Refusal, refusal } from "./refusals.js";
 
 const DEFAULT_SERVER_INFO = { name: "mcp-tasks", version: "0.1.0" };
 /** Where the resolved owner travels to the SDK-served 2026-07-28 handlers. */
@@ -39,6 +41,10 @@ export class Edge {
   readonly options: TasksEndpointOptions;
   /** The owner of each web `Request` handed to the legacy leg (its `ownerOf` reads it). */
   readonly owners = new WeakMap<Request, Owner>();
+  /** The per-owner limits (sessions, listen streams, waits, request rate). */
+  readonly limits: OwnerLimits;
+  /** The session slot each open 2025-11-25 session holds, given back when it closes. */
+  readonly #sessionSlots = new Map<string, Release>();
   closed = false;
 
   constructor(options: TasksEndpointOptions) {
@@ -52,11 +58,22 @@ export class Edge {
       hosts,
       options.allowedOrigins ?? (hosts === "loopback" ? "loopback" : "any"),
     );
+    // With an owner hook configured, anonymous callers are refused unless asked otherwise.
+    const requireOwner = options.requireOwner ?? options.owner !== undefined;
     this.caller = {
       resolve: options.owner ?? resolveOwnerFromAuthInfo,
-      requireOwner: options.requireOwner ?? false,
+      requireOwner,
       challenge: options.authChallenge ?? "Bearer",
     };
+    if (requireOwner && !options.service.requireOwner) {
+      this.onError(
+        new Error(
+          "anonymous callers are refused, but the TaskService shows unowned tasks to every " +
+            "caller: construct it with requireOwner: true to refuse unowned tasks too",
+        ),
+      );
+    }
+    this.limits = new OwnerLimits(options.limits);
     const serverInfo = options.serverInfo ?? DEFAULT_SERVER_INFO;
     const instructions = options.instructions;
     const { service, runner, tools } = options;
@@ -101,6 +118,7 @@ export class Edge {
             serverInfo,
             ownerOf: (request) => this.owners.get(request) ?? ownerOfAuthInfo(undefined),
             onError: this.onError,
+            onSessionClosed: (sessionId) => this.#sessionClosed(sessionId),
             ...(userServer !== undefined && { server: userServer }),
             ...(instructions !== undefined && { instructions }),
             ...(legacy.maxSessions !== undefined && { maxSessions: legacy.maxSessions }),
@@ -111,6 +129,69 @@ export class Edge {
               inputRequestTimeoutMs: legacy.inputRequestTimeoutMs,
             }),
           });
+  }
+
+  /**
+   * The request-rate limit, once the body is read: the refusal to answer (in band when the
+   * body is one request with an id), or `undefined`.
+   */
+  rateRefusal(caller: Owner, body: unknown): Refusal | undefined {
+    const refused = this.limits.takeRequest(caller);
+    return refused === undefined ? undefined : inBand(refused, requestIdOf(body));
+  }
+
+  /**
+   * What a 2026-07-28 request holds while its response is open: a `subscriptions/listen`
+   * for task ids holds a stream and its ids. The refusal (in band) when over a limit.
+   */
+  holdModern(caller: Owner, body: unknown): Release | Refusal {
+    const tasks = listenTaskCount(body);
+    if (tasks === undefined) return NO_HOLD;
+    const held = this.limits.openListen(caller, tasks);
+    return isLimitRefusal(held) ? inBand(held, requestIdOf(body)) : held;
+  }
+
+  /**
+   * What a 2025-11-25 request holds: an `initialize` (no session yet) a session slot, kept
+   * while the session lives ({@link sessionAnswered}); `tasks/result` calls a wait each,
+   * until the response ends. The refusal (in band) when over a limit.
+   */
+  holdLegacy(
+    caller: Owner,
+    httpMethod: string,
+    body: unknown,
+    sessionId: string | undefined,
+  ): LegacyHold | Refusal {
+    if (httpMethod !== "POST") return { session: undefined, waits: NO_HOLD };
+    const id = requestIdOf(body);
+    let session: Release | undefined;
+    if (sessionId === undefined && countMethod(body, "initialize") > 0) {
+      const held = this.limits.openSession(caller);
+      if (isLimitRefusal(held)) return inBand(held, id);
+      session = held;
+    }
+    const waits = this.limits.openWaits(caller, countMethod(body, "tasks/result"));
+    if (isLimitRefusal(waits)) {
+      session?.();
+      return inBand(waits, id);
+    }
+    return { session, waits };
+  }
+
+  /** Keeps the session slot of an `initialize` that opened a session; else gives it back. */
+  sessionAnswered(hold: LegacyHold, response: Response | undefined): void {
+    if (hold.session === undefined) return;
+    const created = response?.ok ? response.headers.get("mcp-session-id") : null;
+    if (created === null || created === undefined) hold.session();
+    else this.#sessionSlots.set(created, hold.session);
+  }
+
+  #sessionClosed(sessionId: string): void {
+    const slot = this.#sessionSlots.get(sessionId);
+    if (slot === undefined) return;
+    this.#sessionSlots.delete(sessionId);
+    slot();
+    this.options.onLegacySession?.({ kind: "closed", sessionId });
   }
 
   /** Reports a refusal answered at the edge; a refused Host is also logged (`onError`). */
@@ -144,6 +225,14 @@ export class Edge {
       extra: { ...authInfo?.extra, [OWNER_KEY]: owner },
     };
   }
+}
+
+/** What a 2025-11-25 request holds while it is served (see {@link Edge.holdLegacy}). */
+export interface LegacyHold {
+  /** The session slot of an `initialize`. */
+  readonly session: Release | undefined;
+  /** The `tasks/result` waits, given back when the response ends. */
+  readonly waits: Release;
 }
 
 /** The owner {@link Edge.authInfoFor} put in `AuthInfo`, or anonymous. */

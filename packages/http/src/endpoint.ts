@@ -4,7 +4,7 @@ import { Edge } from "./edge.js";
 import { type FetchRequestExtra, serveFetch } from "./fetch-front.js";
 import { answerInternalError, type NodeRequestExtra, serveNode } from "./node-front.js";
 import type { TasksEndpointOptions } from "./options.js";
-import { refusal, refusalResponse } from "./refusals.js";
+import { type Refusal, refusal, refusalResponse } from "./refusals.js";
 
 /** One MCP endpoint serving both eras; see {@link createTasksEndpoint}. */
 export interface TasksEndpoint {
@@ -24,6 +24,12 @@ export interface TasksEndpoint {
   readonly eras: readonly string[];
   /** 2025-11-25 sessions currently open. */
   readonly legacySessionCount: number;
+  /**
+   * This endpoint's `Host` and `Origin` checks alone, for the server's other paths on the
+   * same origin (`/metrics`, `/health`): the refusal to answer (e.g. with `writeRefusal`),
+   * or `undefined` when they pass.
+   */
+  checkHostAndOrigin(request: IncomingMessage | Request): Refusal | undefined;
   /** Closes the 2025-11-25 sessions (ending their GET streams); part of {@link close}. */
   closeSessions(): Promise<void>;
   /**
@@ -80,6 +86,18 @@ export function createTasksEndpoint(options: TasksEndpointOptions): TasksEndpoin
     eras: edge.legacy === undefined ? ["2026-07-28"] : ["2026-07-28", "2025-11-25"],
     get legacySessionCount() {
       return edge.legacy?.sessionCount ?? 0;
+    },
+    checkHostAndOrigin(request) {
+      if (request instanceof Request) {
+        let host = request.headers.get("host") ?? undefined;
+        if (host === undefined && URL.canParse(request.url)) host = new URL(request.url).host;
+        return edge.guards.checkHostAndOrigin(host, request.headers.get("origin") ?? undefined);
+      }
+      const origin = request.headers.origin;
+      return edge.guards.checkHostAndOrigin(
+        request.headers.host,
+        typeof origin === "string" ? origin : undefined,
+      );
     },
     closeSessions,
     async close() {

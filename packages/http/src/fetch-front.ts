@@ -7,6 +7,8 @@ import {
   readRequestBody,
 } from "@modelcontextprotocol/server";
 import type { Edge } from "./edge.js";
+import { releaseWhenDone } from "./held-response.js";
+import { isLimitRefusal, NO_HOLD } from "./limits.js";
 import { reportSession } from "./node-front.js";
 import { callerOf, isRefusal } from "./owner.js";
 import { type Refusal, refusal, refusalResponse } from "./refusals.js";
@@ -118,6 +120,8 @@ export async function serveFetch(
     }
   }
   const parsed = body.kind === "json" ? body.value : undefined;
+  const rated = edge.rateRefusal(caller, parsed);
+  if (rated !== undefined) return refuse(edge, request, rated);
   const route =
     method === "POST" && body.kind === "json"
       ? classifyInboundRequest({
@@ -131,21 +135,32 @@ export async function serveFetch(
   if (route === undefined || route.kind === "legacy") {
     return serveLegacy(edge, forwarded(request, body), body, caller, extra.authInfo);
   }
+  const held = edge.holdModern(caller, parsed);
+  if (isLimitRefusal(held)) return refuse(edge, request, held);
   edge.options.onRouted?.({
     era: "modern",
     httpMethod: method,
     body: parsed,
     sessionId: undefined,
+    owner: caller,
   });
-  const listen = await handleTaskListenRequest(request, edge.extension, caller, {
-    parsedBody: parsed,
-    keepAliveMs: edge.keepAliveMs,
-  });
-  if (listen !== undefined) return listen;
-  return edge.modernFetch.fetch(forwarded(request, body), {
-    authInfo: edge.authInfoFor(caller, extra.authInfo),
-    parsedBody: parsed,
-  });
+  let response: Response;
+  try {
+    response =
+      (await handleTaskListenRequest(request, edge.extension, caller, {
+        parsedBody: parsed,
+        keepAliveMs: edge.keepAliveMs,
+      })) ??
+      (await edge.modernFetch.fetch(forwarded(request, body), {
+        authInfo: edge.authInfoFor(caller, extra.authInfo),
+        parsedBody: parsed,
+      }));
+  } catch (error) {
+    held();
+    throw error;
+  }
+  // A listen stream holds its slot until its body ends (or the client cancels it).
+  return held === NO_HOLD ? response : releaseWhenDone(response, held);
 }
 
 function optionalHeader<K extends string>(key: K, value: string | undefined) {
@@ -166,12 +181,29 @@ async function serveLegacy(
   }
   const parsed = body.kind === "json" ? body.value : undefined;
   const sessionId = header(request, "mcp-session-id");
-  edge.options.onRouted?.({ era: "legacy", httpMethod: method, body: parsed, sessionId });
-  edge.owners.set(request, caller);
-  const response = await legacy.fetch(request, {
-    ...(parsed !== undefined && { parsedBody: parsed }),
-    ...(authInfo !== undefined && { authInfo }),
+  const hold = edge.holdLegacy(caller, method, parsed, sessionId);
+  if ("status" in hold) return refuse(edge, request, hold);
+  edge.options.onRouted?.({
+    era: "legacy",
+    httpMethod: method,
+    body: parsed,
+    sessionId,
+    owner: caller,
   });
-  reportSession(edge, method, sessionId, parsed, response);
-  return response;
+  edge.owners.set(request, caller);
+  let response: Response | undefined;
+  try {
+    response = await legacy.fetch(request, {
+      ...(parsed !== undefined && { parsedBody: parsed }),
+      ...(authInfo !== undefined && { authInfo }),
+    });
+  } catch (error) {
+    hold.waits();
+    throw error;
+  } finally {
+    edge.sessionAnswered(hold, response);
+  }
+  reportSession(edge, sessionId, parsed, response);
+  // `tasks/result` waits are held until the response ends.
+  return hold.waits === NO_HOLD ? response : releaseWhenDone(response, hold.waits);
 }

@@ -39,6 +39,11 @@ export class HeadGuards {
   /** The refusal for this method, `Host` and `Origin`, or `undefined` when they pass. */
   check(method: string, host: string | undefined, origin: string | undefined): Refusal | undefined {
     if (!METHODS.has(method)) return refusal("method-not-allowed");
+    return this.checkHostAndOrigin(host, origin);
+  }
+
+  /** The refusal for this `Host` and `Origin` alone (for paths beside the endpoint). */
+  checkHostAndOrigin(host: string | undefined, origin: string | undefined): Refusal | undefined {
     return this.#hostRefusal(host) ?? this.#originRefusal(origin);
   }
 

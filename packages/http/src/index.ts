@@ -12,6 +12,7 @@
 export { createTasksEndpoint, type TasksEndpoint } from "./endpoint.js";
 export type { FetchRequestExtra } from "./fetch-front.js";
 export type { AllowList } from "./guards.js";
+export { DEFAULT_OWNER_LIMITS, type OwnerLimitsOptions } from "./limits.js";
 export { type NodeRequestExtra, writeRefusal } from "./node-front.js";
 export { createTasksHttpServer, type TasksHttpServerOptions } from "./node-server.js";
 export type {
@@ -29,6 +30,10 @@ export {
   type ResolveOwner,
 } from "./owner.js";
 export {
+  inBand,
+  isLimitKind,
+  LIMIT_REASONS,
+  type LimitKind,
   type Refusal,
   type RefusalDetail,
   type RefusalKind,

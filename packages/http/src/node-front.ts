@@ -9,6 +9,7 @@ import {
 } from "@mcp-tasks/extension";
 import { type AuthInfo, isJsonContentType } from "@modelcontextprotocol/server";
 import type { Edge } from "./edge.js";
+import { isLimitRefusal, NO_HOLD } from "./limits.js";
 import { initializeClientName } from "./messages.js";
 import { callerOf, isRefusal, type RequestHead } from "./owner.js";
 import { type Refusal, refusal, refusalBody } from "./refusals.js";
@@ -148,6 +149,11 @@ export async function serveNode(
       body = read;
     }
   }
+  const rated = edge.rateRefusal(caller, body.kind === "json" ? body.value : undefined);
+  if (rated !== undefined) {
+    edge.refused(rated, method);
+    return writeRefusal(res, rated);
+  }
   // The era, decided as `isLegacyRequest` decides it but from the parsed body: GET, DELETE
   // and bodies that are not JSON go to the legacy leg (which answers -32700 for the latter).
   const route =
@@ -157,11 +163,20 @@ export async function serveNode(
   if (route === undefined || route.kind === "legacy") {
     return serveLegacy(edge, req, res, body, caller, authInfo);
   }
+  const parsed = body.kind === "json" ? body.value : undefined;
+  const held = edge.holdModern(caller, parsed);
+  if (isLimitRefusal(held)) {
+    edge.refused(held, method);
+    return writeRefusal(res, held);
+  }
+  // A listen stream holds its slot until its response ends.
+  if (held !== NO_HOLD) res.once("close", held);
   edge.options.onRouted?.({
     era: "modern",
     httpMethod: method,
-    body: body.kind === "json" ? body.value : undefined,
+    body: parsed,
     sessionId: undefined,
+    owner: caller,
   });
   await edge.modern.handle(req, res, {
     owner: caller,
@@ -188,8 +203,21 @@ async function serveLegacy(
   }
   const parsed = body.kind === "json" ? body.value : undefined;
   const sessionId = single(req.headers["mcp-session-id"]);
-  edge.options.onRouted?.({ era: "legacy", httpMethod: method, body: parsed, sessionId });
-  if (parsed !== undefined) {
+  const hold = edge.holdLegacy(caller, method, parsed, sessionId);
+  if ("status" in hold) {
+    edge.refused(hold, method);
+    return writeRefusal(res, hold);
+  }
+  // `tasks/result` waits are held until their response ends.
+  if (hold.waits !== NO_HOLD) res.once("close", hold.waits);
+  edge.options.onRouted?.({
+    era: "legacy",
+    httpMethod: method,
+    body: parsed,
+    sessionId,
+    owner: caller,
+  });
+  if (parsed !== undefined && hold.session === undefined) {
     const answer = await legacy.answerDirect({
       headers: new NodeRequestHead(req).headers,
       owner: caller,
@@ -203,18 +231,25 @@ async function serveLegacy(
   }
   const request = webRequestFor(req, res, body.kind === "invalid" ? body.text : undefined);
   edge.owners.set(request, caller);
-  const response = await legacy.fetch(request, {
-    ...(parsed !== undefined && { parsedBody: parsed }),
-    ...(authInfo !== undefined && { authInfo }),
-  });
-  reportSession(edge, method, sessionId, parsed, response);
+  let response: Response | undefined;
+  try {
+    response = await legacy.fetch(request, {
+      ...(parsed !== undefined && { parsedBody: parsed }),
+      ...(authInfo !== undefined && { authInfo }),
+    });
+  } finally {
+    edge.sessionAnswered(hold, response);
+  }
+  reportSession(edge, sessionId, parsed, response);
   await writeWebResponse(res, response);
 }
 
-/** Tells `onLegacySession` about a session opened by `initialize` or ended by `DELETE`. */
+/**
+ * Tells `onLegacySession` about a session opened by `initialize` (its end, however it comes,
+ * is told by the legacy handler's `onSessionClosed`).
+ */
 export function reportSession(
   edge: Edge,
-  method: string,
   sessionId: string | undefined,
   parsed: unknown,
   response: Response,
@@ -225,7 +260,6 @@ export function reportSession(
   if (sessionId === undefined && created !== null && response.ok) {
     onSession({ kind: "opened", sessionId: created, clientName: initializeClientName(parsed) });
   }
-  if (method === "DELETE" && sessionId !== undefined) onSession({ kind: "closed", sessionId });
 }
 
 /** The node answer for a failure inside the endpoint: never a stack trace on the wire. */

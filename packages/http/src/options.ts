@@ -1,6 +1,7 @@
-import type { TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/core";
+import type { Owner, TaskRunner, TaskService, ToolDefinition } from "@mcp-tasks/core";
 import type { Implementation, McpServer, Server } from "@modelcontextprotocol/server";
 import type { AllowList } from "./guards.js";
+import type { OwnerLimitsOptions } from "./limits.js";
 import type { ResolveOwner } from "./owner.js";
 import type { Refusal } from "./refusals.js";
 
@@ -39,6 +40,8 @@ export interface RoutedRequest {
   readonly body: unknown;
   /** `Mcp-Session-Id` (2025-11-25 sessions), when sent. */
   readonly sessionId: string | undefined;
+  /** Who is calling (anonymous when no owner was resolved). */
+  readonly owner: Owner;
 }
 
 /** A 2025-11-25 session opened (`initialize` answered with a session id) or ended (`DELETE`). */
@@ -68,7 +71,14 @@ export interface TasksEndpointOptions {
    * `AuthInfo` through `ownerFromAuthInfo` (anonymous without one).
    */
   readonly owner?: ResolveOwner;
-  /** Refuse anonymous callers `401`; default false. */
+  /**
+   * Refuse anonymous callers `401`. Default: `true` when an `owner` hook is given (the
+   * require-owner posture: every task then has an owner), else `false`. Pass `false` to let
+   * anonymous callers in beside an owner hook. Unowned tasks are a `TaskService` matter:
+   * by default (its `requireOwner` off) an unowned task is visible to every caller, so
+   * construct the service with `requireOwner: true` too (the edge reports a mismatch to
+   * `onError` once).
+   */
   readonly requireOwner?: boolean;
   /** The `WWW-Authenticate` value of `401` answers; default `Bearer`. */
   readonly authChallenge?: string;
@@ -95,12 +105,18 @@ export interface TasksEndpointOptions {
   readonly keepAliveMs?: number;
   /** The 2025-11-25 era: `false` turns it off; default on. */
   readonly legacy?: boolean | LegacyEraOptions;
+  /**
+   * Per-owner limits: 2025-11-25 sessions, listen streams and their task ids, blocking
+   * `tasks/result` waits, and an optional request rate (see {@link OwnerLimitsOptions}
+   * for the defaults). Anonymous callers share one budget.
+   */
+  readonly limits?: OwnerLimitsOptions;
   /** Told about failures no client can receive, and about refused Host headers. */
   readonly onError?: (error: unknown) => void;
   /** Told about each request handed to an era. */
   readonly onRouted?: (request: RoutedRequest) => void;
   /** Told when a 2025-11-25 session opens or ends. */
   readonly onLegacySession?: (event: LegacySessionEvent) => void;
-  /** Told about each refusal answered at the edge (before any era). */
+  /** Told about each refusal answered at the edge (per-owner limits included). */
   readonly onRefused?: (refusal: Refusal) => void;
 }

@@ -6,7 +6,7 @@ import { type Refusal, refusal } from "./refusals.js";
 export type OwnerResolution =
   | { readonly kind: "owner"; readonly owner: Owner }
   | { readonly kind: "anonymous" }
-  | { readonly kind: "reject"; readonly status: 401 | 403; readonly message: string };
+  | { readonly kind: "reject"; readonly status: 400 | 401 | 403; readonly message: string };
 
 /**
  * The head of the HTTP request an owner resolver reads: headers, method and URL (a web
@@ -16,8 +16,9 @@ export type RequestHead = Pick<Request, "headers" | "method" | "url">;
 
 /**
  * Who is calling, decided once per HTTP request before any MCP handling: an `Owner` (or
- * `{ kind: "owner" }`), `{ kind: "anonymous" }`, or `{ kind: "reject", status: 401 | 403 }`,
- * answered with that status. `authInfo` is what the framework's auth middleware set
+ * `{ kind: "owner" }`), `{ kind: "anonymous" }`, or `{ kind: "reject", status: 400 | 401 | 403 }`,
+ * answered with that status (`400` for a malformed identity, e.g. a repeated identity
+ * header: note that `headers.get` joins repeated headers with `", "`). `authInfo` is what the framework's auth middleware set
  * (`req.auth` from `requireBearerAuth` of `@modelcontextprotocol/express`, or passed to
  * `fetch`/`handle`), `undefined` without one.
  */
@@ -64,6 +65,9 @@ export async function callerOf(
     ? decided
     : { kind: "owner", owner: decided };
   if (resolution.kind === "reject") {
+    if (resolution.status === 400) {
+      return refusal("invalid-identity", { message: resolution.message });
+    }
     return resolution.status === 401
       ? refusal("unauthenticated", { message: resolution.message, challenge: options.challenge })
       : refusal("forbidden", { message: resolution.message });

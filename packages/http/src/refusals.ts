@@ -21,11 +21,51 @@ export type RefusalKind =
   | "body-timeout"
   | "era-not-served"
   | "shutting-down"
-  | "internal-error";
+  | "internal-error"
+  | "invalid-identity"
+  | LimitKind;
 
-/** One refusal as it goes on the wire: an HTTP status and a JSON-RPC error with `id: null`. */
+/**
+ * The per-owner limits of the edge (see `OwnerLimitsOptions`): each refusal says which in
+ * `data.reason`, with `data.retryAfterMs`, and is worth retrying later.
+ */
+export type LimitKind =
+  | "rate-limited"
+  | "too-many-sessions"
+  | "too-many-streams"
+  | "too-many-subscriptions"
+  | "too-many-waits";
+
+/** The `data.reason` of each limit refusal, as clients read it (the same in both eras). */
+export const LIMIT_REASONS: Readonly<Record<LimitKind, string>> = Object.freeze({
+  "rate-limited": "rate_limited",
+  "too-many-sessions": "too_many_sessions",
+  "too-many-streams": "too_many_streams",
+  "too-many-subscriptions": "too_many_subscriptions",
+  "too-many-waits": "too_many_waits",
+});
+
+const LIMIT_MESSAGES: Readonly<Record<LimitKind, string>> = Object.freeze({
+  "rate-limited": "Too many requests from this owner",
+  "too-many-sessions": "Too many open 2025-11-25 sessions for this owner",
+  "too-many-streams": "Too many open subscriptions/listen streams for this owner",
+  "too-many-subscriptions": "Too many subscribed task ids for this owner",
+  "too-many-waits": "Too many blocking tasks/result waits for this owner",
+});
+
+/** True for the refusals of a per-owner limit (retryable, `429` or in-band `-32603`). */
+export function isLimitKind(kind: RefusalKind): kind is LimitKind {
+  return kind in LIMIT_REASONS;
+}
+
+/**
+ * One refusal as it goes on the wire: an HTTP status and a JSON-RPC error with `id: null`
+ * (or, answered in band, the request's `id`: see {@link inBand}).
+ */
 export interface Refusal {
   readonly kind: RefusalKind;
+  /** The JSON-RPC id of the refused request, when it is answered in band. */
+  readonly id?: string | number;
   readonly status: number;
   readonly code: number;
   readonly message: string;
@@ -50,6 +90,8 @@ export interface RefusalDetail {
   readonly reason?: string;
   /** The methods served (`method-not-allowed`); default `GET, POST, DELETE`. */
   readonly allow?: string;
+  /** When a limit refusal is worth retrying, in ms (`Retry-After`, `data.retryAfterMs`). */
+  readonly retryAfterMs?: number;
 }
 
 /** Builds the refusal of a kind: the one place its status, code and message are decided. */
@@ -128,14 +170,43 @@ export function refusal(kind: RefusalKind, detail: RefusalDetail = {}): Refusal 
       return { kind, status: 503, code: -32000, message: "Server is shutting down" };
     case "internal-error":
       return { kind, status: 500, code: -32603, message: "Internal error" };
+    case "invalid-identity":
+      return { kind, status: 400, code: -32000, message: detail.message ?? "Bad Request" };
+    default: {
+      // A per-owner limit: retryable, `429` with `Retry-After` (whole seconds, at least 1),
+      // and the same `-32603` error with `data.reason` and `data.retryAfterMs` in the body.
+      const retryAfterMs = Math.max(0, Math.ceil(detail.retryAfterMs ?? 1000));
+      return {
+        kind,
+        status: 429,
+        code: -32603,
+        message: `${LIMIT_MESSAGES[kind]}${detail.limit === undefined ? "" : ` (limit ${detail.limit})`}; retry after ${retryAfterMs} ms`,
+        data: {
+          reason: LIMIT_REASONS[kind],
+          retryAfterMs,
+          ...(detail.limit !== undefined && { limit: detail.limit }),
+        },
+        headers: { "Retry-After": String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+      };
+    }
   }
+}
+
+/**
+ * A refusal answered in band, as the JSON-RPC error of the request `id` with HTTP `200`
+ * (its headers, e.g. `Retry-After`, kept): how a per-owner limit answers a request that
+ * carries an id, so that the client's request fails with the `-32603` error and its
+ * `data.reason` rather than with a transport error. Without an id, the refusal as it is.
+ */
+export function inBand(r: Refusal, id: string | number | undefined): Refusal {
+  return id === undefined ? r : { ...r, status: 200, id };
 }
 
 /** The JSON-RPC error body of a refusal. */
 export function refusalBody(r: Refusal): string {
   return JSON.stringify({
     jsonrpc: "2.0",
-    id: null,
+    id: r.id ?? null,
     error: { code: r.code, message: r.message, ...(r.data !== undefined && { data: r.data }) },
   });
 }

@@ -52,6 +52,8 @@ beforeAll(async () => {
     maxBodyBytes: LIMIT,
     bodyTimeoutMs: 300,
     keepAliveMs: 100,
+    // Anonymous callers are let in on purpose (an owner hook alone would refuse them).
+    requireOwner: false,
     owner: (request) => {
       const auth = request.headers.get("authorization");
       if (auth === "Bearer forbidden") return { kind: "reject", status: 403, message: "Not you" };

@@ -10,6 +10,8 @@ import { parseTokenList, StaticTokenResolver } from "./static-tokens.js";
 export interface ConfiguredResolver {
   readonly resolver: OwnerResolver;
   readonly startupLines: readonly string[];
+  /** Settings worth a warning on stderr at start (e.g. JWTs accepted for any audience). */
+  readonly warnings: readonly string[];
 }
 
 /** Builds the owner-extraction hook named by `--auth`. Throws on unusable settings. */
@@ -27,10 +29,17 @@ export function resolverFromConfig(config: DemoConfig): ConfiguredResolver {
           ...(config.jwksUrl === undefined && { algorithms: ["HS256"] }),
           ...(config.jwtIssuer !== undefined && { issuer: config.jwtIssuer }),
           ...(config.jwtAudience !== undefined && { audience: config.jwtAudience }),
+          maxTokenAgeSeconds: config.jwtMaxAgeSeconds,
         }),
         startupLines: [
-          `auth: JWT (sub → principal, ${config.jwtTenantClaim} → tenant, aud → audience)`,
+          `auth: JWT (sub → principal, ${config.jwtTenantClaim} → tenant, aud → audience; exp required${config.jwtMaxAgeSeconds > 0 ? `, at most ${config.jwtMaxAgeSeconds} s old` : ""})`,
         ],
+        warnings:
+          config.jwtAudience === undefined
+            ? [
+                "warning: no --jwt-audience: tokens the issuer made for any other service are accepted here too",
+              ]
+            : [],
       };
     }
     case "gateway":
@@ -40,12 +49,14 @@ export function resolverFromConfig(config: DemoConfig): ConfiguredResolver {
           header: config.gatewayHeader,
         }),
         startupLines: [`auth: trusted gateway header ${config.gatewayHeader}`],
+        warnings: [],
       };
     case "tokens": {
       if (config.tokens !== undefined && config.tokens.trim() !== "") {
         return {
           resolver: new StaticTokenResolver(parseTokenList(config.tokens)),
           startupLines: [],
+          warnings: [],
         };
       }
       const tokens = new Map([
@@ -60,6 +71,7 @@ export function resolverFromConfig(config: DemoConfig): ConfiguredResolver {
         startupLines: [...tokens].map(
           ([token, who]) => `dev token for ${who.principalId}@${who.tenantId}: ${token}`,
         ),
+        warnings: [],
       };
     }
   }

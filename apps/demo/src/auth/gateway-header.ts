@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { owner } from "@mcp-tasks/core";
 import type { RequestHead } from "@mcp-tasks/http";
 import type { OwnerResolution, OwnerResolver } from "./resolver.js";
@@ -15,28 +16,45 @@ export interface GatewayHeaderOptions {
   readonly audience?: string;
 }
 
+const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
+
 /**
  * A trusted gateway in front of the server authenticates callers and forwards who they are
  * in a header. Requests without the gateway secret are rejected (`403`); with it but no
- * identity, anonymous.
+ * identity, anonymous. The secret is compared in constant time (SHA-256 digests of equal
+ * length, `timingSafeEqual`). A repeated secret or identity header is refused `400`: HTTP
+ * joins repeated headers with `", "`, so a value holding a comma is refused whichever
+ * front (`node:http`, `fetch`) read it, and a principal or tenant may hold no comma.
  */
 export class GatewayHeaderResolver implements OwnerResolver {
   readonly #header: string;
-  readonly #secret: string;
+  readonly #secret: Buffer;
   readonly #audience: string | null;
 
   constructor(options: GatewayHeaderOptions) {
     if (options.secret.length < 16) throw new TypeError("the gateway secret needs 16+ characters");
     this.#header = (options.header ?? "x-authenticated-user").toLowerCase();
-    this.#secret = options.secret;
+    if (options.secret.includes(",")) throw new TypeError("the gateway secret may hold no comma");
+    this.#secret = digest(options.secret);
     this.#audience = options.audience ?? null;
   }
 
   async resolve(request: RequestHead): Promise<OwnerResolution> {
-    if (request.headers.get("x-gateway-secret") !== this.#secret) {
+    const secret = request.headers.get("x-gateway-secret");
+    if (secret?.includes(",")) {
+      return { kind: "reject", status: 400, message: "Repeated x-gateway-secret header" };
+    }
+    if (secret === null || !timingSafeEqual(digest(secret), this.#secret)) {
       return { kind: "reject", status: 403, message: "Requests must come through the gateway" };
     }
     const value = request.headers.get(this.#header)?.trim();
+    if (value?.includes(",")) {
+      return {
+        kind: "reject",
+        status: 400,
+        message: `Repeated ${this.#header} header (or a comma in it): send exactly one identity`,
+      };
+    }
     if (!value) return { kind: "anonymous" };
     const at = value.lastIndexOf("@");
     return {

@@ -18,12 +18,22 @@ export interface JwtResolverOptions {
   readonly tenantClaim?: string;
   /** Accepted algorithms; default whatever `jose` allows for the key. */
   readonly algorithms?: readonly string[];
+  /**
+   * The oldest token accepted, by its `iat`, in seconds (e.g. 86 400), or `0` for no
+   * bound; default 86 400 (one day). With a bound, tokens must carry `iat`.
+   */
+  readonly maxTokenAgeSeconds?: number;
 }
+
+/** The default {@link JwtResolverOptions.maxTokenAgeSeconds}: one day. */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 86_400;
 
 /**
  * JSON Web Tokens verified with `jose`: `sub` becomes the principal, a configurable claim the
  * tenant, and `aud` the audience (so a token for another audience is another owner). No
- * header: anonymous. A bad signature, expiry, issuer or audience: `401`.
+ * header: anonymous. A bad signature, expiry, issuer or audience: `401`. Every token must
+ * carry `exp` (a token that never expires is refused) and, under a maximum token age,
+ * `iat`; a tenant claim that is not a string is refused (it would merge tenants).
  */
 export class JwtResolver implements OwnerResolver {
   readonly #options: JwtResolverOptions;
@@ -39,8 +49,11 @@ export class JwtResolver implements OwnerResolver {
     if (token === undefined) return { kind: "anonymous" };
     if (token === null) return { kind: "reject", status: 401, message: "Malformed bearer token" };
     const { issuer, audience, algorithms } = this.#options;
+    const maxAge = this.#options.maxTokenAgeSeconds ?? DEFAULT_JWT_MAX_AGE_SECONDS;
     try {
       const verifyOptions = {
+        requiredClaims: maxAge > 0 ? ["exp", "iat"] : ["exp"],
+        ...(maxAge > 0 && { maxTokenAge: maxAge }),
         ...(issuer !== undefined && { issuer }),
         ...(audience !== undefined && { audience: audience as string | string[] }),
         ...(algorithms !== undefined && { algorithms: [...algorithms] }),
@@ -53,6 +66,9 @@ export class JwtResolver implements OwnerResolver {
         return { kind: "reject", status: 401, message: "The token has no subject" };
       }
       const tenant = payload[this.#options.tenantClaim ?? "tenant"];
+      if (tenant !== undefined && (typeof tenant !== "string" || tenant.length === 0)) {
+        return { kind: "reject", status: 401, message: "The token's tenant claim is not a string" };
+      }
       const audiences = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
       const wanted = audience === undefined ? null : new Set([audience].flat());
       const matched = wanted ? audiences.find((a) => wanted.has(a)) : audiences[0];

@@ -34,6 +34,8 @@ const bugs = [];
 const app = createDemoApp({
   store,
   resolver: new StaticTokenResolver(tokens),
+  // The fuzzer drives anonymous callers too: let them in on purpose (--allow-anonymous).
+  requireAuth: false,
   legacy: true,
   pollIntervalMs: options.pollIntervalMs ?? 500,
   ...(options.concurrency !== undefined && { concurrency: options.concurrency }),

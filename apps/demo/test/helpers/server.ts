@@ -10,9 +10,15 @@ export const BOB = "bob-token";
 export const ALICE_OWNER = owner({ principalId: "alice", tenantId: "acme" });
 export const BOB_OWNER = owner({ principalId: "bob", tenantId: "acme" });
 
-/** Starts the demo in-process on 127.0.0.1, port 0, with two static tokens. */
+/**
+ * Starts the demo in-process on 127.0.0.1, port 0, with two static tokens. Anonymous
+ * callers are let in (`requireAuth: false`, the demo's `--allow-anonymous`) on purpose:
+ * most suites drive unowned tasks; the require-owner default is tested where it matters
+ * (limits.test.ts, auth.test.ts) with `requireAuth` left out or `true`.
+ */
 export async function startDemo(
   overrides: Partial<DemoAppOptions> = {},
+  serve: { metricsToken?: string } = {},
 ): Promise<RunningServer & { app: DemoApp }> {
   const app = createDemoApp({
     store: new MemoryTaskStore({ sweepIntervalMs: 0 }),
@@ -25,9 +31,10 @@ export async function startDemo(
     tools: demoTools({ reportMsPerSection: 50 }),
     pollIntervalMs: 50,
     onError: () => {},
+    requireAuth: false,
     ...overrides,
   });
-  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const running = await listen(app, { host: "127.0.0.1", port: 0, ...serve });
   return Object.assign(running, { app });
 }
 

@@ -141,7 +141,13 @@ export interface ConsoleFixture {
 
 /** A real node:http server on 127.0.0.1 serving the console over a memory store. */
 export async function startConsole(
-  options: { trafficSampleMs?: number } = {},
+  options: {
+    trafficSampleMs?: number;
+    maxStreams?: number;
+    maxStreamsPerOwner?: number;
+    operatorStreams?: number;
+    onLiveRefused?: (limit: "owner" | "all") => void;
+  } = {},
 ): Promise<ConsoleFixture> {
   const store = new MemoryTaskStore({ sweepIntervalMs: 0 });
   const service = new TaskService({ store, requireOwner: true });
@@ -158,6 +164,12 @@ export async function startConsole(
     traffic: traffic.snapshot,
     trafficSampleMs: options.trafficSampleMs ?? 60_000,
     toolNames: ["gated_job", "confirm_delete"],
+    ...(options.maxStreams !== undefined && { maxStreams: options.maxStreams }),
+    ...(options.maxStreamsPerOwner !== undefined && {
+      maxStreamsPerOwner: options.maxStreamsPerOwner,
+    }),
+    ...(options.operatorStreams !== undefined && { operatorStreams: options.operatorStreams }),
+    ...(options.onLiveRefused !== undefined && { onLiveRefused: options.onLiveRefused }),
   });
   const server: Server = createServer((req, res) => void handler(req, res));
   server.listen(0, "127.0.0.1");

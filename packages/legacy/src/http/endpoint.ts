@@ -43,6 +43,11 @@ export interface LegacyHandlerOptions {
   /** Told about errors no client can receive; default `console.error`. */
   readonly onError?: (error: unknown) => void;
   /**
+   * Told when a session ends, however it ends (`DELETE`, its transport closing, the idle
+   * sweep, {@link LegacyHandler.close}): e.g. to give back a per-owner session slot.
+   */
+  readonly onSessionClosed?: (sessionId: string) => void;
+  /**
    * Your own server, built per session (called with `{ era: "legacy" }` at `initialize`):
    * the task methods are attached to it, so an `McpServer` keeps its tools, prompts and
    * resources next to the task tools. Without it each session is served by a bare server
@@ -117,6 +122,13 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     maxSessions: options.maxSessions ?? 10_000,
     idleMs: options.sessionIdleTimeoutMs ?? 30 * 60_000,
     clock,
+    onRemoved: (id) => {
+      try {
+        options.onSessionClosed?.(id);
+      } catch (error) {
+        onError(error);
+      }
+    },
   });
   let closed = false;
 

@@ -20,9 +20,17 @@ export class SessionTable<S extends TableSession> {
   readonly #idleMs: number;
   readonly #clock: Clock;
   readonly #sweeper: NodeJS.Timeout | undefined;
+  readonly #onRemoved: (id: string) => void;
 
-  constructor(options: { maxSessions: number; idleMs: number; clock: Clock }) {
+  constructor(options: {
+    maxSessions: number;
+    idleMs: number;
+    clock: Clock;
+    /** Told when a session leaves the table (closed, swept idle, or all closed). */
+    onRemoved?: (id: string) => void;
+  }) {
     this.#maxSessions = options.maxSessions;
+    this.#onRemoved = options.onRemoved ?? (() => {});
     this.#idleMs = options.idleMs;
     this.#clock = options.clock;
     if (this.#idleMs > 0) {
@@ -50,7 +58,10 @@ export class SessionTable<S extends TableSession> {
 
   /** Forgets `id` if it still names `session` (a newer session may have taken the id). */
   remove(id: string, session: S): void {
-    if (this.#sessions.get(id) === session) this.#sessions.delete(id);
+    if (this.#sessions.get(id) === session) {
+      this.#sessions.delete(id);
+      this.#onRemoved(id);
+    }
   }
 
   /** Closes the sessions idle past the timeout now; resolves with how many. */
@@ -60,7 +71,10 @@ export class SessionTable<S extends TableSession> {
     const idle = [...this.#sessions.entries()].filter(
       ([, s]) => !s.busy && now - s.lastSeen >= this.#idleMs,
     );
-    for (const [id] of idle) this.#sessions.delete(id);
+    for (const [id] of idle) {
+      this.#sessions.delete(id);
+      this.#onRemoved(id);
+    }
     await Promise.allSettled(idle.map(([, s]) => s.close()));
     return idle.length;
   }
@@ -69,7 +83,9 @@ export class SessionTable<S extends TableSession> {
   async closeAll(): Promise<void> {
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     const all = [...this.#sessions.values()];
+    const ids = [...this.#sessions.keys()];
     this.#sessions.clear();
+    for (const id of ids) this.#onRemoved(id);
     await Promise.allSettled(all.map((s) => s.close()));
   }
 }
