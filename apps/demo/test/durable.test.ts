@@ -32,6 +32,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 type Task = Record<string, unknown>;
 
 /** One node's arguments on `schema` (port 0: a free port each start). */
+const METRICS_TOKEN = "durable-metrics-token";
+
 function nodeArgs(schema: string, ...extra: string[]): string[] {
   return [
     "--store",
@@ -42,6 +44,9 @@ function nodeArgs(schema: string, ...extra: string[]): string[] {
     "0",
     "--tokens",
     `${TOKEN}=alice@acme`,
+    // /health names the lease holder only to the bearer of the metrics token.
+    "--metrics-token",
+    METRICS_TOKEN,
     ...extra,
   ];
 }
@@ -104,8 +109,19 @@ function resultText(task: Task): string | undefined {
   return content?.[0]?.text;
 }
 
+/** The node's `/metrics` text (the metrics token is required there). */
+async function metricsOf(node: DemoProcess): Promise<string> {
+  const response = await fetch(metricsUrl(node.url), {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
 async function health(node: DemoProcess): Promise<Record<string, unknown>> {
-  const response = await fetch(healthUrl(node.url));
+  const response = await fetch(healthUrl(node.url), {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as Record<string, unknown>;
 }
@@ -191,7 +207,7 @@ describe("durable execution across demo processes on PostgreSQL", () => {
     expect(String((task.error as { message?: unknown }).message)).toMatch(/^Worker lost/);
     // Lease (1.5 s) + one orphan scan (1 s) + 1 s; never run again.
     expect(at - killedAt).toBeLessThanOrEqual(1_500 + 1_000 + 1_000);
-    const metricsOfB = await (await fetch(metricsUrl(b.url))).text();
+    const metricsOfB = await metricsOf(b);
     expect(metricsOfB).toMatch(/^mcp_tasks_runs_started_total 0$/m);
   }, 30_000);
 
@@ -236,7 +252,7 @@ describe("durable execution across demo processes on PostgreSQL", () => {
     // A survived its superseded run and is idle.
     expect(isAlive(a)).toBe(true);
     expect(await health(a)).toMatchObject({ status: "ok", claiming: true, running: 0 });
-    const metrics = await (await fetch(metricsUrl(a.url))).text();
+    const metrics = await metricsOf(a);
     const superseded = /^mcp_tasks_runs_superseded_total (\d+)$/m.exec(metrics);
     expect(superseded, metrics).not.toBeNull();
     expect(Number(superseded?.[1])).toBeGreaterThanOrEqual(1);
