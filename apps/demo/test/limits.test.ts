@@ -83,7 +83,9 @@ function expectLimit(
   expect(body?.error?.code).toBe(-32603);
   expect(body?.error?.message).toMatch(/retry after \d+ ms/);
   expect(body?.error?.data).toMatchObject({ reason, retryAfterMs: expect.any(Number) });
-  expect((body?.error?.data as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
+  expect(
+    (body?.error?.data as { retryAfterMs?: number } | undefined)?.retryAfterMs,
+  ).toBeGreaterThan(0);
 }
 
 async function refusals(demo: Demo, reason: string): Promise<number> {
@@ -288,7 +290,8 @@ describe.each(STORES)("per-owner limits at the edge ($name)", ({ open }) => {
       }),
       40,
     );
-    const bobTask = (bobCreated.body?.result?.task as { taskId: string }).taskId;
+    const bobTask = (bobCreated.body?.result?.task as { taskId?: string } | undefined)?.taskId;
+    expect(bobTask).toBeTypeOf("string");
     const result = await readResponse(
       await legacyCall(demo.url, BOB, bob, 41, "tasks/result", { taskId: bobTask }),
       41,
