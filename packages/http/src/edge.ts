@@ -11,7 +11,7 @@ import { type AuthInfo, createMcpHandler, type McpHttpHandler } from "@modelcont
 import { HeadGuards } from "./guards.js";
 import { isLimitRefusal, NO_HOLD, OwnerLimits, type Release } from "./limits.js";
 import { countMethod, listenTaskCount, requestIdOf } from "./messages.js";
-import type { LegacyEraOptions, TasksEndpointOptions } from "./options.js";
+import type { LegacyEraOptions, RoutedRequest, TasksEndpointOptions } from "./options.js";
 import { type CallerOptions, resolveOwnerFromAuthInfo } from "./owner.js";
 import { inBand, type Refusal, refusal } from "./refusals.js";
 
@@ -195,6 +195,11 @@ export class Edge {
   }
 
   /** Reports a refusal answered at the edge; a refused Host is also logged (`onError`). */
+  /** Tells `onRouted` that a request passed every edge check and goes to its era. */
+  routed(routed: RoutedRequest): void {
+    this.options.onRouted?.(routed);
+  }
+
   refused(refused: Refusal, method: string): void {
     if (refused.kind === "invalid-host-header" || refused.kind === "host-not-allowed") {
       this.onError(new Error(`rejected ${method}: ${refused.message} (HTTP ${refused.status})`));

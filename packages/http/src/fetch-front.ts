@@ -137,7 +137,7 @@ export async function serveFetch(
   }
   const held = edge.holdModern(caller, parsed);
   if (isLimitRefusal(held)) return refuse(edge, request, held);
-  edge.options.onRouted?.({
+  edge.routed({
     era: "modern",
     httpMethod: method,
     body: parsed,
@@ -183,13 +183,7 @@ async function serveLegacy(
   const sessionId = header(request, "mcp-session-id");
   const hold = edge.holdLegacy(caller, method, parsed, sessionId);
   if ("status" in hold) return refuse(edge, request, hold);
-  edge.options.onRouted?.({
-    era: "legacy",
-    httpMethod: method,
-    body: parsed,
-    sessionId,
-    owner: caller,
-  });
+  edge.routed({ era: "legacy", httpMethod: method, body: parsed, sessionId, owner: caller });
   edge.owners.set(request, caller);
   let response: Response | undefined;
   try {

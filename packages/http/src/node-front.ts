@@ -171,7 +171,7 @@ export async function serveNode(
   }
   // A listen stream holds its slot until its response ends.
   if (held !== NO_HOLD) res.once("close", held);
-  edge.options.onRouted?.({
+  edge.routed({
     era: "modern",
     httpMethod: method,
     body: parsed,
@@ -210,13 +210,7 @@ async function serveLegacy(
   }
   // `tasks/result` waits are held until their response ends.
   if (hold.waits !== NO_HOLD) res.once("close", hold.waits);
-  edge.options.onRouted?.({
-    era: "legacy",
-    httpMethod: method,
-    body: parsed,
-    sessionId,
-    owner: caller,
-  });
+  edge.routed({ era: "legacy", httpMethod: method, body: parsed, sessionId, owner: caller });
   if (parsed !== undefined && hold.session === undefined) {
     const answer = await legacy.answerDirect({
       headers: new NodeRequestHead(req).headers,
