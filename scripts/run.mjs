@@ -62,10 +62,13 @@ if (!pipelines[task]) {
 }
 
 // Totals of every vitest run in the output, for one closing line over the whole suite.
-const totals = { passed: 0, failed: 0, skipped: 0 };
+const totals = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 function count(text) {
   for (const line of text.replace(ANSI, "").split("\n")) {
+    // A file that fails before its tests run (a hook, an import) counts no failed test.
+    const files = /^\S*:?\s*Test Files\s+(\d+) failed/.exec(line.trim());
+    if (files) totals.failedFiles += Number(files[1]);
     const tests = /^\S*:?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line.trim());
     if (!tests) continue;
     for (const [, n, kind] of tests[1].matchAll(/(\d+) (passed|failed|skipped)/g)) {
@@ -143,6 +146,8 @@ for (const step of pipelines[task]) {
 await database?.stop();
 if (task === "test") {
   const skipped = totals.skipped > 0 ? `, ${totals.skipped} skipped` : "";
-  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}`);
+  const files = totals.failedFiles > 0 ? `, ${totals.failedFiles} test files failed` : "";
+  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}${files}`);
+  if (status !== 0) console.log(`test run FAILED (exit ${status})`);
 }
 process.exit(status);

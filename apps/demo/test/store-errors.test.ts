@@ -2,15 +2,17 @@
 // unreachable PostgreSQL is a plain "temporarily unavailable, retry" (-32603,
 // data.reason "store_unavailable", data.retryAfterMs) whose detail (driver text, the
 // database's address) goes to the server's onError only; a full store names its quota.
+
+import type { TaskStore } from "@mcp-tasks/core";
 import { isTaskError, STORE_RETRY_AFTER_MS, STORE_UNAVAILABLE_MESSAGE } from "@mcp-tasks/core";
-import type { DrizzleTaskStore } from "@mcp-tasks/store-drizzle";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/http-server.js";
 import { DATABASE_URL, dropSchema, schemaName } from "./helpers/process.js";
 import { PostgresRelay, storeBehindRelay } from "./helpers/relay.js";
 import { ALICE, startDualDemo } from "./helpers/server.js";
-import { openLegacySession, readResponse, rpc } from "./helpers/wire.js";
+import { openLegacySession, pollTask, readResponse, rpc } from "./helpers/wire.js";
 
 /** A 2025-11-25 request on a session, as raw HTTP; resolves with the answer and its raw text. */
 async function legacyCall(
@@ -127,3 +129,104 @@ describe("a full store over HTTP (2025-11-25)", () => {
     });
   });
 });
+
+// One rule for values (core's `assertStorable`): U+0000, which PostgreSQL cannot keep, is
+// refused before any store, with the same -32602 and words on memory and on PostgreSQL, in
+// both eras. It used to be kept by the memory store and refused by PostgreSQL in its words.
+const stores: [string, () => Promise<{ store: TaskStore; drop: () => Promise<void> }>][] = [
+  [
+    "memory",
+    async () => ({ store: new MemoryTaskStore({ sweepIntervalMs: 0 }), drop: async () => {} }),
+  ],
+  [
+    "PostgreSQL",
+    async () => {
+      const schema = schemaName("demo_nul");
+      const store = await createPostgresTaskStore({
+        url: DATABASE_URL,
+        schema,
+        poolSize: 2,
+        migrate: true,
+      });
+      return { store, drop: () => dropSchema(schema) };
+    },
+  ],
+];
+
+for (const [name, open] of stores) {
+  describe(`a value holding U+0000 over HTTP (${name}, both eras)`, () => {
+    let server: RunningServer;
+    let drop: () => Promise<void> = async () => {};
+
+    beforeAll(async () => {
+      const opened = await open();
+      drop = opened.drop;
+      server = await startDualDemo({ store: opened.store });
+    });
+
+    afterAll(async () => {
+      await server?.stop();
+      await drop();
+    });
+
+    /** -32602 naming the character and where it is, never a database's words. */
+    function expectRefused(error: unknown, where: string): void {
+      expect(error).toMatchObject({ code: -32602 });
+      const message = String((error as { message?: unknown }).message);
+      expect(message).toContain(`U+0000 at ${where}`);
+      expect(message).not.toMatch(/database|escape sequence|byte sequence|json/i);
+    }
+
+    it("refuses arguments holding it in a task-creating tools/call, in both eras", async () => {
+      const args = { seconds: 0, label: "a\u0000b" };
+      const modern = await rpc(
+        server.url,
+        "tools/call",
+        { name: "slow_compute", arguments: args },
+        { token: ALICE },
+      );
+      expectRefused(modern.body?.error, "/arguments/label");
+      const sessionId = await openLegacySession(server.url, ALICE, "nul");
+      const legacy = await legacyCall(server.url, sessionId, 2, "tools/call", {
+        name: "slow_compute",
+        arguments: args,
+        task: { ttl: 60_000 },
+      });
+      expectRefused(legacy.body?.error, "/arguments/label");
+      expect(legacy.body?.error?.message).toBe(modern.body?.error?.message);
+    });
+
+    it("refuses an input answer holding it, and the task still waits for a good one", async () => {
+      const created = await rpc(
+        server.url,
+        "tools/call",
+        { name: "confirm_delete", arguments: { filename: "a.txt" } },
+        { token: ALICE },
+      );
+      expect(created.body?.result?.resultType).toBe("task");
+      const taskId = String(created.body?.result?.taskId);
+      await pollTask(server.url, taskId, ALICE, (t) => t.status === "input_required");
+      const bad = await rpc(
+        server.url,
+        "tasks/update",
+        {
+          taskId,
+          inputResponses: {
+            confirm: { action: "accept", content: { confirm: true, note: "\u0000" } },
+          },
+        },
+        { token: ALICE },
+      );
+      expectRefused(bad.body?.error, "/confirm/content/note");
+      const good = await rpc(
+        server.url,
+        "tasks/update",
+        { taskId, inputResponses: { confirm: { action: "accept", content: { confirm: true } } } },
+        { token: ALICE },
+      );
+      expect(good.body?.error).toBeUndefined();
+      const done = await pollTask(server.url, taskId, ALICE);
+      expect(done.status).toBe("completed");
+    });
+  });
+}

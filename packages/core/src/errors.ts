@@ -76,6 +76,12 @@ export const taskErrors = {
   alreadyExists: (taskId: string) =>
     new TaskError("already_exists", `A task with id ${taskId} already exists`),
   invalidTask: (reason: string) => new TaskError("invalid_task", `Invalid task: ${reason}`),
+  /** A value holding U+0000, which no store keeps (see `assertStorable`); `at` a JSON pointer. */
+  unstorableText: (what: string, at: string) =>
+    new TaskError(
+      "invalid_task",
+      `Invalid task: ${what} hold${what.endsWith("s") ? "" : "s"} the character U+0000${at === "" ? "" : ` at ${at}`}, which task stores cannot keep; remove it or encode it (e.g. base64)`,
+    ),
   invalidTransition: (taskId: string, from: string, operation: string) =>
     new TaskError(
       "invalid_transition",

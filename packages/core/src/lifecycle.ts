@@ -1,5 +1,6 @@
 import { taskErrors } from "./errors.js";
 import type { Owner } from "./owner.js";
+import { assertStorable, assertStorableOwner } from "./storable.js";
 import {
   DEFAULT_EXECUTION_POLICY,
   type ExecutionPolicy,
@@ -143,11 +144,16 @@ function releasedExecution(e: Execution): Execution {
   return copyExecution(e, { holder: null, leaseExpiresAt: null, availableAt: null });
 }
 
-/** Checks what a store is asked to create; throws `invalid_task`. Returns its policy. */
-export function validateNewTask(input: NewTask): ExecutionPolicy {
+/**
+ * Checks what a store is asked to create, and for whom; throws `invalid_task`. Returns its
+ * policy. Every text in it must be storable (no U+0000, see `assertStorable`).
+ */
+export function validateNewTask(input: NewTask, owner?: Owner): ExecutionPolicy {
   if (typeof input.taskId !== "string" || input.taskId.length === 0 || input.taskId.length > 128) {
     throw taskErrors.invalidTask("taskId must be a non-empty string of at most 128 characters");
   }
+  assertStorable("the task id", input.taskId);
+  if (owner !== undefined) assertStorableOwner(owner);
   if (input.ttlMs !== null && !(Number.isSafeInteger(input.ttlMs) && input.ttlMs > 0)) {
     throw taskErrors.invalidTask("ttlMs must be a positive integer or null");
   }
@@ -160,6 +166,8 @@ export function validateNewTask(input: NewTask): ExecutionPolicy {
   if (typeof input.request?.toolName !== "string" || input.request.toolName.length === 0) {
     throw taskErrors.invalidTask("request.toolName must be a non-empty string");
   }
+  assertStorable("the request", input.request);
+  assertStorable("the status message", input.statusMessage);
   const policy = executionPolicy(input.execution);
   if (
     input.lease !== undefined &&
@@ -172,6 +180,7 @@ export function validateNewTask(input: NewTask): ExecutionPolicy {
   ) {
     throw taskErrors.invalidTask("lease needs a holder and a positive integer durationMs");
   }
+  assertStorable("the lease holder", input.lease?.holder);
   return policy;
 }
 
@@ -206,7 +215,7 @@ export function executionPolicy(policy: Partial<ExecutionPolicy> = {}): Executio
 
 /** A new `working` task at version 1. Pure; stores may use it or write the same in SQL. */
 export function newTaskRecord(input: NewTask, owner: Owner, now: number): TaskRecord {
-  const policy = validateNewTask(input);
+  const policy = validateNewTask(input, owner);
   const lease = input.lease;
   return {
     taskId: input.taskId,
@@ -270,6 +279,8 @@ export function completeTask(
   result: Readonly<Record<string, unknown>>,
   statusMessage: string | null | undefined = null,
 ): TaskRecord {
+  assertStorable("the result", result);
+  assertStorable("the status message", statusMessage);
   assertIntentAllowed(task, "complete");
   return terminal(task, now, "completed", { kind: "result", result }, statusMessage ?? null);
 }
@@ -281,6 +292,8 @@ export function failTask(
   error: JsonRpcErrorObject,
   statusMessage: string | null | undefined = error.message,
 ): TaskRecord {
+  assertStorable("the error", error);
+  assertStorable("the status message", statusMessage);
   assertIntentAllowed(task, "fail");
   return terminal(task, now, "failed", { kind: "error", error }, statusMessage ?? null);
 }
@@ -294,6 +307,7 @@ export function markTaskCancelled(
   now: number,
   statusMessage: string | null | undefined = "The task was cancelled by request.",
 ): TaskRecord {
+  assertStorable("the status message", statusMessage);
   assertIntentAllowed(task, "markCancelled");
   const next = terminal(task, now, "cancelled", null, statusMessage ?? null);
   // Cancelling implies the request: an immediate cancel records both in one write.
@@ -309,6 +323,7 @@ export function assertFreshInputKeys(
 ): void {
   const keys = Object.keys(requests);
   if (keys.length === 0) throw taskErrors.invalidTask("requireInput needs at least one request");
+  assertStorable("the input requests", requests);
   for (const key of keys) {
     const request = requests[key];
     if (key.length === 0 || key.length > 256) {
@@ -334,6 +349,8 @@ export function requireTaskInput(
   requests: Readonly<Record<string, InputRequest>>,
   statusMessage?: string | null,
 ): TaskRecord {
+  assertStorable("the input requests", requests);
+  assertStorable("the status message", statusMessage);
   assertIntentAllowed(task, "requireInput");
   assertFreshInputKeys(task, requests);
   const next = copyRecord(task);
@@ -350,6 +367,7 @@ export function setTaskStatusMessage(
   now: number,
   statusMessage: string | null,
 ): TaskRecord {
+  assertStorable("the status message", statusMessage);
   assertIntentAllowed(task, "setStatusMessage");
   const next = copyRecord(task);
   next.statusMessage = statusMessage;
@@ -386,6 +404,7 @@ export function submitTaskInput(
   now: number,
   responses: Readonly<Record<string, InputResponse>>,
 ): SubmitInputResult {
+  assertStorable("the input responses", responses);
   const acceptedKeys: string[] = [];
   for (const key of Object.keys(responses)) {
     if (Object.hasOwn(task.inputRequests, key)) acceptedKeys.push(key);

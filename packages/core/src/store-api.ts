@@ -67,6 +67,13 @@ export {
   utf8Length,
 } from "./payload.js";
 export {
+  assertStorable,
+  assertStorableOwner,
+  holdsUnstorableText,
+  UNSTORABLE_CHARACTER,
+  unstorableTextAt,
+} from "./storable.js";
+export {
   type ListQuery,
   type NewestQuery,
   supportsQueue,

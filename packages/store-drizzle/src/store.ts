@@ -21,12 +21,14 @@ import {
   assertFence,
   assertFreshInputKeys,
   assertIntentAllowed,
+  assertStorable,
   CANCELLED_WITHOUT_RUN_MESSAGE,
   ChangeFeed,
   decodeSequenceCursor,
   encodeCursor,
   executionPolicy,
   HANDED_BACK_MESSAGE,
+  holdsUnstorableText,
   type Intent,
   type ListQuery,
   type NewestQuery,
@@ -199,6 +201,23 @@ function toJson(value: unknown, what: string): string {
   }
 }
 
+/**
+ * The owner key sent to PostgreSQL. A key holding U+0000 (which no text column holds, and
+ * core's rule refuses at creation) owns no task: it goes as a key no owner has (real keys
+ * start with a digit, `~` or nothing), so the caller still sees what the memory store
+ * shows it, the unowned tasks its scope includes, and the database sees no bad text.
+ */
+function storedKey(scope: OwnerScope): string {
+  return holdsUnstorableText(scope.ownerKey) ? "!unstorable" : scope.ownerKey;
+}
+
+/** A task id holding U+0000 names no task (none was ever created with one). */
+function storableId(taskId: string): string {
+  const id = String(taskId);
+  if (holdsUnstorableText(id)) throw taskErrors.notFound(id);
+  return id;
+}
+
 /** Whether a listing in `scope` merges in the unowned tasks (a second ordered scan). */
 function alsoUnowned(scope: OwnerScope): boolean {
   return scope.includeUnowned && scope.ownerKey !== UNOWNED_KEY;
@@ -323,7 +342,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
   // ---------------------------------------------------------------- reads
 
   async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {
-    validateNewTask(task);
+    validateNewTask(task, scope.owner);
     if (task.ttlMs !== null && task.ttlMs > MAX_TTL_MS) {
       throw taskErrors.invalidTask(`ttlMs must be at most ${MAX_TTL_MS} (100 years)`);
     }
@@ -423,7 +442,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const { limit, statuses } = this.#pageParams(query);
     const text = alsoUnowned(scope) ? this.#sql.listWithUnowned : this.#sql.listOwn;
     const rows = await this.#run("list", text, [
-      scope.ownerKey,
+      storedKey(scope),
       after,
       this.#now(),
       statuses,
@@ -436,7 +455,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const { before, limit, statuses, tools } = this.#newestParams(query);
     const text = alsoUnowned(scope) ? this.#sql.listNewestWithUnowned : this.#sql.listNewestOwn;
     const rows = await this.#run("listNewest", text, [
-      scope.ownerKey,
+      storedKey(scope),
       before,
       this.#now(),
       statuses,
@@ -460,7 +479,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
 
   async getAcrossOwners(taskId: string): Promise<TaskRecord> {
     const rows = await this.#run("getAcrossOwners", this.#sql.getAcrossOwners, [
-      String(taskId),
+      storableId(taskId),
       this.#now(),
     ]);
     if (rows[0] === undefined) throw taskErrors.notFound(taskId);
@@ -501,6 +520,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
     result: Readonly<Record<string, unknown>>,
     statusMessage: string | null = null,
   ): Promise<TaskRecord> {
+    assertStorable("the result", result);
+    assertStorable("the status message", statusMessage);
     const text = toJson(result, "result");
     return this.#settle("complete", taskId, scope, {
       status: "completed",
@@ -517,6 +538,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
     error: JsonRpcErrorObject,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
+    assertStorable("the error", error);
+    assertStorable("the status message", statusMessage);
     const text = toJson(error, "error");
     return this.#settle("fail", taskId, scope, {
       status: "failed",
@@ -532,6 +555,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     statusMessage: string | null = "The task was cancelled by request.",
   ): Promise<TaskRecord> {
+    assertStorable("the status message", statusMessage);
     return this.#settle("markCancelled", taskId, scope, {
       status: "cancelled",
       result: null,
@@ -547,6 +571,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
     requests: Readonly<Record<string, InputRequest>>,
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
+    assertStorable("the input requests", requests);
+    assertStorable("the status message", statusMessage);
     const params = [
       toJson(requests, "input requests"),
       statusMessage !== undefined,
@@ -574,6 +600,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     statusMessage: string | null,
   ): Promise<TaskRecord> {
+    assertStorable("the status message", statusMessage);
     return this.#transition(
       "setStatusMessage",
       () =>
@@ -608,6 +635,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     responses: Readonly<Record<string, InputResponse>>,
   ): Promise<SubmitInputResult> {
+    assertStorable("the input responses", responses);
     const keys = Object.keys(responses ?? {});
     // Each answer's bytes, measured here as core measures them (the statement adds those of
     // the keys it accepts).
@@ -821,15 +849,15 @@ export class DrizzleTaskStore implements TaskQueueStore {
   }
 
   #byId(taskId: string, scope: OwnerScope): unknown[] {
-    return [String(taskId), scope.ownerKey, scope.includeUnowned, this.#now()];
+    return [storableId(taskId), storedKey(scope), scope.includeUnowned, this.#now()];
   }
 
   /** The parameters of a fenced statement: {@link #byId}'s, then the fence or NULLs. */
   #fenced(taskId: string, scope: OwnerScope): unknown[] {
     const fence = scope.fence;
     return [
-      String(taskId),
-      scope.ownerKey,
+      storableId(taskId),
+      storedKey(scope),
       scope.includeUnowned,
       this.#now(),
       fence?.holder ?? null,
@@ -944,7 +972,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
     scope: OwnerScope,
     outcome: Outcome,
   ): Promise<TaskRecord> {
-    const entry: Settle = { intent, taskId: String(taskId), scope, outcome };
+    const entry: Settle = { intent, taskId: storableId(taskId), scope, outcome };
     return this.#transition(
       intent,
       () => this.#settles.submit(entry),
@@ -1095,7 +1123,7 @@ function usageSnapshot(rows: readonly Row[]): UsageSnapshot {
 function settleJson(batch: readonly Settle[]): string {
   const rows = batch.map(({ taskId, scope, outcome: o }, i) => {
     const fence = scope.fence;
-    return `{"i":${i},"id":${JSON.stringify(taskId)},"o":${JSON.stringify(scope.ownerKey)},"u":${scope.includeUnowned},"h":${fence === undefined ? "null" : JSON.stringify(fence.holder)},"f":${fence === undefined ? "null" : fence.fencingToken},"s":"${o.status}","r":${o.result ?? "null"},"e":${o.error ?? "null"},"m":${JSON.stringify(o.statusMessage)},"b":${o.bytes}}`;
+    return `{"i":${i},"id":${JSON.stringify(taskId)},"o":${JSON.stringify(storedKey(scope))},"u":${scope.includeUnowned},"h":${fence === undefined ? "null" : JSON.stringify(fence.holder)},"f":${fence === undefined ? "null" : fence.fencingToken},"s":"${o.status}","r":${o.result ?? "null"},"e":${o.error ?? "null"},"m":${JSON.stringify(o.statusMessage)},"b":${o.bytes}}`;
   });
   return `[${rows.join(",")}]`;
 }

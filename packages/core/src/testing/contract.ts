@@ -315,6 +315,87 @@ export function describeTaskStoreContract(
       });
     });
 
+    describe("one rule for text: no store keeps U+0000", () => {
+      const NUL = "\u0000";
+      /** Refused with invalid_task, in words that name the character and where it is. */
+      async function expectUnstorable(promise: Promise<unknown>, where: RegExp): Promise<void> {
+        const error = await expectError(promise, "invalid_task");
+        expect(error.message).toContain("U+0000");
+        expect(error.message).toMatch(where);
+        // The store's own words never reach the caller (e.g. PostgreSQL's "escape sequence").
+        expect(error.message).not.toMatch(/database|escape sequence|byte sequence|json/i);
+      }
+
+      it("refuses a new task holding U+0000 anywhere, and keeps nothing of it", async () => {
+        const tries: Array<[Partial<NewTask>, RegExp]> = [
+          [{ request: { toolName: "t", arguments: { text: `a${NUL}b` } } }, /arguments\/text/],
+          [{ request: { toolName: "t", arguments: { [`k${NUL}`]: 1 } } }, /arguments\/k/],
+          [{ request: { toolName: "t", arguments: { deep: [{ x: [NUL] }] } } }, /deep\/0\/x\/0/],
+          [{ request: { toolName: `t${NUL}`, arguments: {} } }, /toolName/],
+          [{ statusMessage: `s${NUL}` }, /status message/],
+        ];
+        for (const [overrides, where] of tries) {
+          const input = newTask(overrides);
+          await expectUnstorable(store.create(input, ALICE_SCOPE), where);
+          await expectError(store.get(input.taskId, ALICE_SCOPE), "not_found_or_unauthorized");
+        }
+        await expectUnstorable(create({ taskId: `id${NUL}` }), /task id/);
+        const nulOwner = scopeOf(owner({ principalId: `mal${NUL}lory`, tenantId: "acme" }));
+        await expectUnstorable(create({}, nulOwner), /principalId/);
+        expect((await store.list(ALICE_SCOPE, { limit: 50 })).tasks).toEqual([]);
+      });
+
+      it("refuses every write holding U+0000 and leaves the task as it was", async () => {
+        const t = await taskIn("input_required");
+        const pending = Object.keys(t.inputRequests)[0] as string;
+        const writes: Array<[() => Promise<unknown>, RegExp]> = [
+          [
+            () => store.complete(t.taskId, ALICE_SCOPE, { content: [{ type: "text", text: NUL }] }),
+            /result/,
+          ],
+          [() => store.complete(t.taskId, ALICE_SCOPE, { content: [] }, NUL), /status message/],
+          [() => store.fail(t.taskId, ALICE_SCOPE, { code: -32603, message: `x${NUL}` }), /error/],
+          [() => store.markCancelled(t.taskId, ALICE_SCOPE, NUL), /status message/],
+          [() => store.setStatusMessage(t.taskId, ALICE_SCOPE, `half${NUL}way`), /status message/],
+          [
+            () =>
+              store.requireInput(t.taskId, ALICE_SCOPE, {
+                more: { method: "elicitation/create", params: { message: NUL } },
+              }),
+            /input requests/,
+          ],
+          [
+            () =>
+              store.submitInput(t.taskId, ALICE_SCOPE, {
+                [pending]: { action: "accept", content: { name: NUL } },
+              }),
+            /input responses/,
+          ],
+        ];
+        for (const [write, where] of writes) await expectUnstorable(write(), where);
+        expect(await store.get(t.taskId, ALICE_SCOPE)).toEqual(t);
+      });
+
+      it("reads a task id holding U+0000 as a missing task", async () => {
+        const t = await create();
+        const id = `${t.taskId}${NUL}`;
+        await expectError(store.get(id, ALICE_SCOPE), "not_found_or_unauthorized");
+        await expectError(store.requestCancel(id, ALICE_SCOPE), "not_found_or_unauthorized");
+        await expectError(store.delete(id, ALICE_SCOPE), "not_found_or_unauthorized");
+        expect((await store.get(t.taskId, ALICE_SCOPE)).cancelRequestedAt).toBeNull();
+      });
+
+      it("lets a caller whose identity holds U+0000 see only what its scope includes", async () => {
+        const own = await create();
+        const unowned = await create({}, scopeOf(ANON));
+        const nulCaller = scopeOf(owner({ principalId: `mal${NUL}lory` }));
+        await expectError(store.get(own.taskId, nulCaller), "not_found_or_unauthorized");
+        expect((await store.get(unowned.taskId, nulCaller)).taskId).toBe(unowned.taskId);
+        const page = await store.list(nulCaller, { limit: 50 });
+        expect(page.tasks.map((task) => task.taskId)).toEqual([unowned.taskId]);
+      });
+    });
+
     describe("state machine", () => {
       type Op = "complete" | "fail" | "requireInput" | "markCancelled" | "setStatusMessage";
       const ops: Record<Op, (t: TaskRecord) => Promise<TaskRecord>> = {
