@@ -1,0 +1,328 @@
+// Creation cost against the number of stored tasks (issue #20 §6), on PostgreSQL and on
+// PGlite: with 0, 100 000 and 1 000 000 live tasks pre-filled in bulk (one INSERT … SELECT
+// generate_series, then the usage counters rebuilt as migration 0004 does), it measures
+//   - the store's create, get and complete throughput at 10 operations in flight, quotas on
+//     (as the demo sets them, with room for the pre-filled rows);
+//   - a task-creating 2026-07-28 `tools/call` over HTTP to the demo app on that store (wrk,
+//     1 thread, 10 connections): requests/s, p50 and p99;
+// and at the end, the expiry of every pre-filled task by one `cleanupExpired` (bounded
+// batches). The targets (ratios in this run): on PostgreSQL at 100 000 live tasks, HTTP
+// `tools/call` ≥ 0.8× its rate on the empty table and ≥ 0.5× the store's own create rate at
+// the same concurrency; p50 of that `tools/call` ≤ 5 ms.
+//
+// Bounded: BENCH_SECONDS (2) per measurement, BENCH_ROUNDS (2) rounds each.
+// BENCH_SCALE_LEVELS (0,100000,1000000) and BENCH_SCALE_BACKENDS (postgres,pglite) pick the
+// cases. Runs against dist/ (build first). PostgreSQL at DATABASE_URL, in a schema of its own
+// that is dropped at the end.
+//
+//   node bench/scale.bench.mjs
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
+import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
+import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
+import postgres from "postgres";
+import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import { modernBody, modernHeaders, post } from "./wire.mjs";
+import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const LEVELS = (process.env.BENCH_SCALE_LEVELS ?? "0,100000,1000000").split(",").map(Number);
+const BACKENDS = (process.env.BENCH_SCALE_BACKENDS ?? "postgres,pglite").split(",");
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const IN_FLIGHT = 10;
+const WARMUP_MS = 300;
+// Room for every level and what the measurements add; the per-owner byte quota as the demo.
+const QUOTAS = {
+  maxTasks: 10_000_000,
+  maxTasksPerOwner: 10_000_000,
+  maxBytesPerOwner: 64 * 1024 * 1024,
+};
+const STORE_TIMEOUT_MS = 600_000; // the bulk statements below run through the store's pool
+
+const OPEN = { requireOwner: false };
+// Four owners and the anonymous caller (whose tasks the HTTP part creates) share the rows.
+const OWNERS = [
+  ...Array.from({ length: 4 }, (_, i) => makeOwner({ principalId: `owner-${i}` })),
+  makeOwner({}),
+];
+const scopes = OWNERS.map((o) => ownerScope(o, OPEN));
+// The rows the store measurements create name a tool the demo does not have, so its runner
+// leaves them queued; the HTTP part creates `slow_compute` tasks, which it runs at once.
+const STORED = { toolName: "bench_echo", arguments: { text: "hello" } };
+const CALL = { name: "slow_compute", arguments: { seconds: 0 } };
+const ids = createIdGenerator();
+const pick = (n) => Math.floor(Math.random() * n);
+
+/** Operations per second of `op` with `inFlight` callers, after a short warm-up. */
+async function measure(op, inFlight = IN_FLIGHT) {
+  let count = 0;
+  let t0 = 0;
+  const warmEnd = performance.now() + WARMUP_MS;
+  const end = warmEnd + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      for (;;) {
+        const now = performance.now();
+        if (now >= end) return;
+        if (t0 === 0 && now >= warmEnd) t0 = now;
+        await op();
+        if (t0 !== 0) count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - t0) / 1000);
+}
+
+/** Operations per second of `op` over `items`, `inFlight` at a time, bounded in time. */
+async function drain(items, op, inFlight = IN_FLIGHT) {
+  let next = 0;
+  let done = 0;
+  const t0 = performance.now();
+  const end = t0 + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < items.length && performance.now() < end) {
+        await op(items[next++]);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - t0) / 1000);
+}
+
+/** Adds `n` live (running, held by a worker that is not there) tasks, numbered from `from`. */
+async function prefill(store, table, from, n) {
+  if (n <= 0) return;
+  await store.query(
+    `INSERT INTO ${table} (id, owner_key, owner_principal, era, status, request, tool_name, ttl_ms,
+       ttl_anchor, created_at, updated_at, lease_holder, lease_expires_at, attempt, fencing_token,
+       payload_bytes)
+     SELECT 'prefill:' || g, ($1::text::jsonb ->> (g % ${OWNERS.length})::int),
+       ($2::text::jsonb ->> (g % ${OWNERS.length})::int), '2026-07-28', 'working',
+       $3::text::jsonb, $4::text, 3600000, 'creation', now(), now(), 'seed-worker',
+       now() + interval '1 day', 1, 1, 15
+     FROM generate_series($5::int, $6::int) AS g`,
+    [
+      JSON.stringify(OWNERS.map(ownerKey)),
+      JSON.stringify(OWNERS.map((o) => o.principalId)),
+      JSON.stringify(STORED),
+      STORED.toolName,
+      from,
+      from + n - 1,
+    ],
+  );
+}
+
+/** Rebuilds the usage counters from the rows, as migration 0004's backfill does. */
+async function recount(store, schema) {
+  const usage = `"${schema}"."mcp_task_usage"`;
+  const tasks = `"${schema}"."mcp_tasks"`;
+  await store.query(`DELETE FROM ${usage}`);
+  await store.query(
+    `INSERT INTO ${usage} (owner_key, stripe, tasks, bytes)
+       SELECT owner_key, hashtext(id) & 15, count(*), sum(payload_bytes) FROM ${tasks} GROUP BY 1, 2
+       UNION ALL
+       SELECT '*', hashtext(id) & 15, count(*), 0 FROM ${tasks} GROUP BY 2`,
+  );
+  await store.query(`VACUUM ANALYZE ${tasks}`);
+  await store.query(`VACUUM ANALYZE ${usage}`);
+}
+
+/** Deletes what the measurements created, so that each level starts from its pre-filled rows. */
+async function dropCreated(store, schema) {
+  await store.query(`DELETE FROM "${schema}"."mcp_tasks" WHERE id NOT LIKE 'prefill:%'`);
+  await recount(store, schema);
+}
+
+async function openBackend(kind, schema) {
+  const options = { schema, ...QUOTAS, operationTimeoutMs: STORE_TIMEOUT_MS };
+  if (kind === "postgres") {
+    await migrate(DATABASE_URL, { schema });
+    const store = await createPostgresTaskStore({ url: DATABASE_URL, poolSize: 10, ...options });
+    return {
+      store,
+      async drop() {
+        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+        try {
+          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        } finally {
+          await sql.end();
+        }
+      },
+    };
+  }
+  const store = await createPGliteTaskStore({ ...options, migrate: true });
+  return { store, drop: async () => {} };
+}
+
+/** The demo app on `store`, and the task-creating `tools/call` to drive over HTTP. */
+async function startDemo(store) {
+  const app = createDemoApp({
+    store,
+    resolver: anonymousResolver,
+    requireAuth: false,
+    tools: demoTools(),
+    onError: () => {},
+  });
+  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const call = {
+    headers: modernHeaders("tools/call", CALL.name),
+    body: modernBody("tools/call", CALL),
+  };
+  const checked = await post(running.url, call.headers, call.body);
+  if (checked.body?.result?.resultType !== "task") {
+    await running.stop();
+    throw new Error(`tools/call: ${JSON.stringify(checked.body)}`);
+  }
+  return { running, call };
+}
+
+async function benchBackend(kind, workDir) {
+  const schema = `bench_scale_${kind}_${process.pid}`;
+  const { store, drop } = await openBackend(kind, schema);
+  const table = `"${schema}"."mcp_tasks"`;
+  const rows = [];
+  let filled = 0;
+  // One demo app on the store for the whole backend: stopping it closes the store.
+  let demo;
+  try {
+    demo = await startDemo(store);
+    const script = luaScript(workDir, kind, demo.call);
+    for (const live of LEVELS) {
+      if (live > filled) {
+        const t0 = performance.now();
+        await prefill(store, table, filled + 1, live - filled);
+        filled = live;
+        await recount(store, schema);
+        console.log(
+          `${kind}: ${live.toLocaleString("en-US")} live tasks pre-filled in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+        );
+      }
+      let created = [];
+      const create = async () => {
+        const task = await store.create(
+          {
+            taskId: ids(),
+            era: "2026-07-28",
+            request: STORED,
+            ttlMs: 3_600_000,
+            ttlAnchor: "creation",
+            pollIntervalMs: null,
+          },
+          scopes[pick(scopes.length)],
+        );
+        created.push(task);
+      };
+      const get = () => {
+        if (filled > 0) {
+          const g = 1 + pick(filled);
+          return store.get(`prefill:${g}`, scopes[g % scopes.length]);
+        }
+        const task = created[pick(created.length)];
+        return store.get(task.taskId, ownerScope(task.owner, OPEN));
+      };
+      const complete = (task) =>
+        store.complete(task.taskId, ownerScope(task.owner, OPEN), {
+          content: [{ type: "text", text: "done" }],
+        });
+      const result = { live, create: [], get: [], complete: [], http: [] };
+      await runWrk(demo.running.url, script, 1, IN_FLIGHT); // warm-up
+      for (let round = 0; round < ROUNDS; round++) {
+        created = [];
+        result.create.push(await measure(create));
+        result.get.push(await measure(get));
+        result.complete.push(await drain(created, complete));
+        result.http.push(await runWrk(demo.running.url, script, SECONDS, IN_FLIGHT));
+      }
+      rows.push(result);
+      const http = result.http;
+      console.log(
+        `${kind} ${live.toLocaleString("en-US")} live: create ${fmt(median(result.create))}/s, get ${fmt(median(result.get))}/s, complete ${fmt(median(result.complete))}/s; HTTP tools/call ${fmt(median(http.map((r) => r.rps)))}/s p50 ${fmt(median(http.map((r) => r.p50)), 2)} ms p99 ${fmt(median(http.map((r) => r.p99)), 2)} ms${http.some((r) => r.bad > 0 || r.errors) ? " (some non-2xx or socket errors)" : ""}`,
+      );
+      await dropCreated(store, schema);
+    }
+    // Expiry: every pre-filled task ends in the past; one cleanupExpired removes them all in
+    // bounded batches (one statement per batch, counters included).
+    let expiry;
+    if (filled > 0) {
+      await store.query(
+        `UPDATE ${table} SET status = 'completed', lease_holder = NULL, lease_expires_at = NULL,
+           expires_at = now() - interval '1 second' WHERE id LIKE 'prefill:%'`,
+      );
+      await store.query(`VACUUM ANALYZE ${table}`);
+      const t0 = performance.now();
+      const removed = await store.cleanupExpired();
+      const seconds = (performance.now() - t0) / 1000;
+      expiry = { removed, seconds };
+    }
+    return { kind, rows, expiry };
+  } finally {
+    if (demo) await demo.running.stop();
+    else await store.close();
+    await drop();
+  }
+}
+
+async function main() {
+  const wrk = ensureWrk();
+  const workDir = mkdtempSync(join(tmpdir(), "mcp-tasks-scale-bench-"));
+  const results = [];
+  try {
+    for (const kind of BACKENDS) results.push(await benchBackend(kind, workDir));
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  console.log(
+    `\nwrk ${wrk}, 1 thread, ${IN_FLIGHT} connections; store operations ${IN_FLIGHT} in flight; ${SECONDS} s per measurement, ${ROUNDS} rounds (medians); Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log(
+    "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  const verdicts = [];
+  for (const { kind, rows, expiry } of results) {
+    const empty = rows.find((r) => r.live === 0);
+    for (const r of rows) {
+      const rps = median(r.http.map((h) => h.rps));
+      const vsEmpty = empty ? rps / median(empty.http.map((h) => h.rps)) : Number.NaN;
+      const vsCreate = rps / median(r.create);
+      const p50 = median(r.http.map((h) => h.p50));
+      console.log(
+        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} |`,
+      );
+      if (kind === "postgres" && r.live === 100_000) {
+        verdicts.push(
+          [`HTTP tools/call at 100,000 live ≥ 0.8× empty`, vsEmpty >= 0.8, fmt(vsEmpty, 2)],
+          [
+            `HTTP tools/call at 100,000 live ≥ 0.5× store create`,
+            vsCreate >= 0.5,
+            fmt(vsCreate, 2),
+          ],
+          [`p50 of HTTP tools/call ≤ 5 ms`, p50 <= 5, `${fmt(p50, 2)} ms`],
+        );
+      }
+    }
+    if (expiry) {
+      console.log(
+        `\n${kind}: expiry removed ${expiry.removed.toLocaleString("en-US")} tasks in ${expiry.seconds.toFixed(2)} s (${fmt(expiry.removed / expiry.seconds)} tasks/s) by one cleanupExpired`,
+      );
+    }
+  }
+  if (verdicts.length > 0) {
+    console.log("\nTargets (PostgreSQL):");
+    for (const [what, met, value] of verdicts) {
+      console.log(`- ${what}: ${value}, ${met ? "met" : "NOT met"}`);
+    }
+  }
+  if (process.env.BENCH_STRICT === "1" && verdicts.some(([, met]) => !met)) process.exitCode = 1;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,93 @@
+// Bounded `wrk` runs for the HTTP benchmarks: a Lua script per request, one run parsed into
+// requests/s, p50/p99 and this process's CPU (where the servers under test run).
+import { spawn, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Installs Debian's `wrk` when it is missing (as root, or with passwordless sudo). */
+export function ensureWrk() {
+  if (spawnSync("wrk", ["--version"]).error === undefined) return wrkVersion();
+  console.log("wrk not found: installing the Debian package (apt-get install -y wrk)");
+  const sudo = process.getuid?.() === 0 ? [] : ["sudo", "-n"];
+  const [cmd, ...args] = [...sudo, "apt-get", "install", "-y", "wrk"];
+  const done = spawnSync(cmd, args, { stdio: "inherit" });
+  if (done.status !== 0 || spawnSync("wrk", ["--version"]).error !== undefined) {
+    console.error("wrk is required: apt-get install -y wrk");
+    process.exit(2);
+  }
+  return wrkVersion();
+}
+
+function wrkVersion() {
+  return spawnSync("wrk", ["--version"])
+    .stdout.toString()
+    .split("\n")[0]
+    .trim()
+    .replace(/^wrk\s*/, "")
+    .replace(/\s*Copyright.*$/, "");
+}
+
+/** Writes the Lua script that POSTs `body` with `headers`; returns its path. */
+export function luaScript(dir, name, { headers, body }) {
+  const lines = ['wrk.method = "POST"', `wrk.body = [==[${JSON.stringify(body)}]==]`];
+  for (const [key, value] of Object.entries(headers)) {
+    lines.push(`wrk.headers[ [==[${key}]==] ] = [==[${value}]==]`);
+  }
+  const file = join(dir, `${name}.lua`);
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+function toMs(value) {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(value);
+  if (!match) return Number.NaN;
+  const n = Number(match[1]);
+  return { us: n / 1000, ms: n, s: n * 1000, m: n * 60_000 }[match[2]];
+}
+
+/**
+ * One bounded wrk run (1 thread, `connections`, `seconds`); also samples this process's CPU.
+ * Resolves with `{ rps, p50, p99, bad, errors, serverCpu }` (latencies in ms).
+ */
+export function runWrk(url, script, seconds, connections = 10) {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      "wrk",
+      ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      out += chunk;
+    });
+    const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 10) * 1000);
+    child.on("error", reject);
+    child.on("close", () => {
+      clearTimeout(killer);
+      const cpu = process.cpuUsage(cpuBefore);
+      const wallMs = performance.now() - started;
+      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+      const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
+      const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
+      const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+      const errors = /Socket errors:.*/.exec(out)?.[0];
+      if (!Number.isFinite(rps)) reject(new Error(`wrk output not understood:\n${out}`));
+      else
+        resolve({ rps, p50, p99, bad, errors, serverCpu: (cpu.user + cpu.system) / 1000 / wallMs });
+    });
+  });
+}
+
+/** The median of some numbers. */
+export const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+/** A number with `digits` decimals, or `n/a`. */
+export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
