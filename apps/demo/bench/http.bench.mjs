@@ -6,11 +6,13 @@
 // Scenarios: 2026-07-28 `tasks/get` of one running task (memory store, PostgreSQL store, and
 // the PostgreSQL store with `readPoolSize: 0`, polls on the main pool, for comparison),
 // 2025-11-25 `tasks/get` in a session (memory store), and a task-creating `tools/call`
-// (memory, PostgreSQL). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
+// (memory, PostgreSQL) in both eras (2025-11-25: with `params.task`, in a session).
+// Targets: 2026 `tools/call` on memory ≥ 0.3x the echo, 2025-11-25 ≥ 0.2x; p50 of the
+// PostgreSQL `tools/call` ≤ 5 ms (shown, not a ratio). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
 //
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
-// (default 3). Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and
+// (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo. Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and
 // possible.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -87,6 +89,8 @@ async function startDemo(store, { legacy = false } = {}) {
   const app = createDemoApp({
     store,
     resolver: anonymousResolver,
+    // Anonymous callers, as the bench's requests carry no token (`--no-auth` of the CLI).
+    requireAuth: false,
     tools: demoTools(),
     ...(legacy && { legacy: true }),
     onError: () => {},
@@ -129,6 +133,22 @@ async function legacyTaskGet(url) {
   const checked = await post(url, headers, body);
   if (checked.body?.result?.status !== "working") {
     throw new Error(`legacy tasks/get: ${JSON.stringify(checked.body)}`);
+  }
+  return { headers, body };
+}
+
+/** A 2025-11-25 session on `url`: a task-creating `tools/call` (with `params.task`) to drive. */
+async function legacyToolCall(url) {
+  const headers = await legacySession(url, "bench-legacy-call");
+  const body = {
+    jsonrpc: "2.0",
+    id: 4,
+    method: "tools/call",
+    params: { name: "slow_compute", arguments: { seconds: 0 }, task: { ttl: 60_000 } },
+  };
+  const created = await post(url, headers, body);
+  if (typeof created.body?.result?.task?.taskId !== "string") {
+    throw new Error(`legacy tools/call: ${JSON.stringify(created)}`);
   }
   return { headers, body };
 }
@@ -236,8 +256,10 @@ async function main() {
     { legacy: true },
   );
   const legacyGet = await legacyTaskGet(memory.running.url);
+  const legacyCall = await legacyToolCall(memory.running.url);
   const pg = await openPostgres();
-  const pgDemo = pg ? await startDemo(pg.store) : undefined;
+  const pgDemo = pg ? await startDemo(pg.store, { legacy: true }) : undefined;
+  const pgLegacyCall = pgDemo ? await legacyToolCall(pgDemo.running.url) : undefined;
   // The same store with polls on the main pool (no read pool): what the read pool changes.
   const pgShared = pg ? await openPostgres({ readPoolSize: 0 }) : undefined;
   const pgSharedDemo = pgShared ? await startDemo(pgShared.store) : undefined;
@@ -280,6 +302,14 @@ async function main() {
       label: "2026 task-creating tools/call, memory",
       url: memory.running.url,
       req: memory.call,
+      target: 0.3,
+    },
+    {
+      key: "legacy-call",
+      label: "2025-11-25 task-creating tools/call in a session, memory",
+      url: memory.running.url,
+      req: legacyCall,
+      target: 0.2,
     },
     ...(pgDemo
       ? [
@@ -288,10 +318,27 @@ async function main() {
             label: "2026 task-creating tools/call, PostgreSQL",
             url: pgDemo.running.url,
             req: pgDemo.call,
+            p50Target: 5,
+          },
+          {
+            key: "pg-legacy-call",
+            label: "2025-11-25 task-creating tools/call in a session, PostgreSQL",
+            url: pgDemo.running.url,
+            req: pgLegacyCall,
+            p50Target: 5,
           },
         ]
       : []),
   ];
+  // BENCH_SCENARIOS=mem-call,legacy-call runs only those rows (and the echo they compare with).
+  const only = process.env.BENCH_SCENARIOS?.split(",").map((key) => key.trim());
+  if (only !== undefined) {
+    scenarios.splice(
+      0,
+      scenarios.length,
+      ...scenarios.filter((s) => s.key === "bare" || only.includes(s.key)),
+    );
+  }
   for (const s of scenarios) {
     s.script = luaScript(s.key, s.req);
     s.runs = [];
@@ -335,11 +382,17 @@ async function main() {
   for (const s of scenarios) {
     const ratios = s.runs.map((run, i) => run.rps / bareRuns[i].rps);
     const ratio = median(ratios);
+    const p50 = median(s.runs.map((r) => r.p50));
     const target =
-      s.target === undefined ? "" : `≥ ${s.target}x: ${ratio >= s.target ? "met" : "NOT met"}`;
+      s.target !== undefined
+        ? `≥ ${s.target}x: ${ratio >= s.target ? "met" : "NOT met"}`
+        : s.p50Target !== undefined
+          ? `p50 ≤ ${s.p50Target} ms: ${p50 <= s.p50Target ? "met" : "NOT met"}`
+          : "";
     if (s.target !== undefined) verdicts.push(ratio >= s.target);
+    if (s.p50Target !== undefined) verdicts.push(p50 <= s.p50Target);
     console.log(
-      `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(median(s.runs.map((r) => r.p50)), 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${target} |`,
+      `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(p50, 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${target} |`,
     );
   }
   const bareCpu = median(bareRuns.map((r) => r.serverCpu));

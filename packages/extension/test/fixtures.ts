@@ -112,29 +112,38 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Quotas a test store is opened with. */
+export interface StoreLimits {
+  readonly maxTasksPerOwner?: number;
+}
+
 /** A store for one test, and how to remove it and its data afterwards. */
 export interface StoreFactory {
   readonly name: string;
-  open(): Promise<{ store: TaskStore; dispose(): Promise<void> }>;
+  open(limits?: StoreLimits): Promise<{ store: TaskStore; dispose(): Promise<void> }>;
 }
 
 export const DATABASE_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
 
 export const memoryStore: StoreFactory = {
   name: "memory",
-  async open() {
-    return { store: new MemoryTaskStore({ sweepIntervalMs: 0 }), dispose: async () => {} };
+  async open(limits = {}) {
+    return {
+      store: new MemoryTaskStore({ sweepIntervalMs: 0, ...limits }),
+      dispose: async () => {},
+    };
   },
 };
 
 /** PostgreSQL (`@mcp-tasks/store-drizzle`), a fresh schema per test, dropped afterwards. */
 export const postgresStore: StoreFactory = {
   name: "postgres",
-  async open() {
+  async open(limits = {}) {
     const { store, dispose } = await openScratchTaskStore({
       url: DATABASE_URL,
       prefix: "ext_test",
       poolSize: 4,
+      ...limits,
     });
     return { store, dispose };
   },
@@ -143,8 +152,11 @@ export const postgresStore: StoreFactory = {
 /** The stores every handler test runs on. */
 export const STORES: readonly StoreFactory[] = [memoryStore, postgresStore];
 
-export async function harness(factory: StoreFactory = memoryStore): Promise<Harness> {
-  const { store, dispose } = await factory.open();
+export async function harness(
+  factory: StoreFactory = memoryStore,
+  limits: StoreLimits = {},
+): Promise<Harness> {
+  const { store, dispose } = await factory.open(limits);
   const service = new TaskService({ store, pollIntervalMs: 100 });
   const runner = new TaskRunner({ service, onError: () => {} });
   const gates = new Gates();

@@ -10,7 +10,12 @@ import { toNodeHandler } from "@modelcontextprotocol/node";
 import { completable, createMcpHandler, McpServer, Server } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { bindTasksExtension, createNodeTasksHandler, TasksExtension } from "../src/index.js";
+import {
+  bindTasksExtension,
+  createNodeTasksHandler,
+  createTasksServer,
+  TasksExtension,
+} from "../src/index.js";
 import { ALICE, EXT } from "./fixtures.js";
 
 const WITH_EXT = { extensions: { [EXT]: {} } };
@@ -163,8 +168,12 @@ describe("an existing McpServer with tasks attached, 2026-07-28", () => {
   const tools = [slowReport, onlyTask, noStructured];
   const runner = new TaskRunner({ service, tools });
   const extension = new TasksExtension({ service, runner, tools });
+  let built = 0;
   const withTasks = createNodeTasksHandler(extension, {
-    server: () => userServer(),
+    server: () => {
+      built += 1;
+      return userServer();
+    },
     serverInfo: { name: "calculator", version: "1.0.0" },
   });
   const alone = toNodeHandler(createMcpHandler(() => userServer(), { legacy: "reject" }));
@@ -249,12 +258,15 @@ describe("an existing McpServer with tasks attached, 2026-07-28", () => {
   });
 
   it("runs a task tool as a task for a client that declared the extension", async () => {
+    const before = built;
     const created = await rpc(url, "tools/call", {
       name: "slow_report",
       arguments: { topic: "tides" },
     });
     const task = created.body.result as { resultType: string; taskId: string };
     expect(task.resultType).toBe("task");
+    // Served by the user's server (no lean path past it): it may answer a call its own way.
+    expect(built).toBe(before + 1);
     let final: Record<string, unknown> = {};
     for (let i = 0; i < 200; i++) {
       final = (await rpc(url, "tasks/get", { taskId: task.taskId })).body.result as Record<
@@ -310,6 +322,87 @@ describe("an existing McpServer with tasks attached, 2026-07-28", () => {
     });
   });
 });
+
+describe("task tools on the built-in server, 2026-07-28", () => {
+  // `topic` passes the extension's shallow check but not the zod schema: the task is
+  // created (the run reports the McpServer's wording), on the lean path as through the SDK.
+  const checked = taskTool(
+    "checked",
+    { inputSchema: z.object({ topic: z.string().min(3) }) },
+    async ({ topic }) => ({ content: [{ type: "text", text: topic }] }),
+  );
+  const service = new TaskService({ store: new MemoryTaskStore(), pollIntervalMs: 20 });
+  const tools = [checked, onlyTask];
+  const runner = new TaskRunner({ service, tools });
+  const extension = new TasksExtension({ service, runner, tools });
+  const serverInfo = { name: "built-in", version: "1.0.0" };
+  const lean = createNodeTasksHandler(extension, { serverInfo });
+  const reference = toNodeHandler(
+    createMcpHandler(() => createTasksServer(extension, { owner: ALICE, serverInfo }), {
+      legacy: "reject",
+    }),
+  );
+  let leanHttp: HttpServer;
+  let referenceHttp: HttpServer;
+
+  beforeAll(async () => {
+    leanHttp = await listen((req, res) => void lean.handle(req, res, { owner: ALICE }));
+    referenceHttp = await listen((req, res) => void reference(req as never, res));
+  });
+  afterAll(async () => {
+    await lean.close();
+    await runner.shutdown({ drainMs: 1000 });
+    await new Promise((resolve) => leanHttp.close(resolve));
+    await new Promise((resolve) => referenceHttp.close(resolve));
+  });
+
+  it("answers taskTool calls, good and bad, as the SDK-served extension does", async () => {
+    for (const [name, args, capabilities] of [
+      ["checked", { topic: "tides" }, WITH_EXT],
+      ["checked", { topic: "ab" }, WITH_EXT],
+      ["checked", { topic: 7 }, WITH_EXT],
+      ["checked", {}, WITH_EXT],
+      ["checked", { topic: "tides" }, {}],
+      ["only_task", {}, WITH_EXT],
+      ["only_task", {}, {}],
+    ] as const) {
+      const label = `${name} ${JSON.stringify(args)} ${JSON.stringify(capabilities)}`;
+      const mine = await rpc(
+        urlOf(leanHttp),
+        "tools/call",
+        { name, arguments: args },
+        capabilities,
+      );
+      const theirs = await rpc(
+        urlOf(referenceHttp),
+        "tools/call",
+        { name, arguments: args },
+        capabilities,
+      );
+      expect(mine.status, label).toBe(theirs.status);
+      expect(stamped(mine.body), label).toEqual(stamped(theirs.body));
+    }
+    const created = await rpc(urlOf(leanHttp), "tools/call", {
+      name: "checked",
+      arguments: { topic: "ab" },
+    });
+    const { taskId } = created.body.result as { taskId: string };
+    const ended = await service.waitFor(ALICE, taskId, (t) => t.status !== "working");
+    expect(JSON.stringify(ended.outcome)).toContain(
+      "Input validation error: Invalid arguments for tool checked",
+    );
+  });
+});
+
+/** An answer without its id, a created task's id and its clock readings. */
+function stamped(body: Record<string, unknown>): unknown {
+  const { id: _id, ...rest } = body;
+  return JSON.parse(
+    JSON.stringify(rest)
+      .replace(/"taskId":"[^"]+"/g, '"taskId":"<id>"')
+      .replace(/"(createdAt|lastUpdatedAt)":"[^"]+"/g, '"$1":"<time>"'),
+  );
+}
 
 describe("attaching tasks to a server", () => {
   const service = new TaskService({ store: new MemoryTaskStore() });

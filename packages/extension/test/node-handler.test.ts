@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Owner } from "@mcp-tasks/core";
+import { ANONYMOUS, type Owner, type TaskRecord } from "@mcp-tasks/core";
 import {
   classifyInboundRequest,
   createMcpHandler,
@@ -8,6 +8,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createNodeTasksHandler, createTasksServer, type NodeTasksHandler } from "../src/index.js";
+import { matchDirectToolCall } from "../src/node/direct-tool-call.js";
 import { ALICE, BOB, EXT, type Harness, harness, STORES, startTask } from "./fixtures.js";
 
 const SERVER_INFO = { name: "node-handler-test", version: "1.0.0" };
@@ -27,9 +28,15 @@ function request(
     headers?: Record<string, string | undefined>;
     capabilities?: unknown;
     id?: unknown;
+    meta?: Record<string, unknown>;
   } = {},
 ) {
-  const name = typeof params.taskId === "string" ? params.taskId : undefined;
+  const name =
+    typeof params.taskId === "string"
+      ? params.taskId
+      : typeof params.name === "string"
+        ? params.name
+        : undefined;
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -51,6 +58,7 @@ function request(
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? WITH_EXT,
         "io.modelcontextprotocol/clientInfo": { name: "node-handler-test", version: "1" },
+        ...options.meta,
       },
     },
   });
@@ -90,6 +98,41 @@ function postInTwoParts(
       req.end(body.slice(half));
     }, 150);
   });
+}
+
+/** Headers that belong to the connection, not to the answer (node:http adds them). */
+const TRANSPORT_HEADERS = new Set([
+  "date",
+  "connection",
+  "keep-alive",
+  "content-length",
+  "transfer-encoding",
+]);
+
+/** Status, the answer's own headers, and the exact body text. */
+async function readExact(response: Response) {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    if (!TRANSPORT_HEADERS.has(key)) headers[key] = value;
+  });
+  return { status: response.status, headers, text: await response.text() };
+}
+
+/** A body text with the created task's id and timestamps replaced by placeholders. */
+function normalized(text: string): string {
+  return text
+    .replace(/"taskId":"[^"]+"/g, '"taskId":"<id>"')
+    .replace(/"(createdAt|lastUpdatedAt)":"[^"]+"/g, '"$1":"<time>"');
+}
+
+function createdTaskId(text: string): string | undefined {
+  return /"resultType":"task","taskId":"([^"]+)"/.exec(text)?.[1];
+}
+
+/** What a stored task says about its creation (not its id, clock readings or lease). */
+function creation(record: TaskRecord) {
+  const { owner, era, request, ttlMs, ttlAnchor, pollIntervalMs, traceContext } = record;
+  return { owner, era, request, ttlMs, ttlAnchor, pollIntervalMs, traceContext };
 }
 
 async function read(response: Response): Promise<Wire> {
@@ -168,6 +211,166 @@ describe.each(STORES)("createNodeTasksHandler on the $name store", (factory) => 
     const { lean, reference } = await both(request("tasks/get", { taskId }));
     expect(lean).toEqual(reference);
     expect(JSON.stringify(lean.body)).toContain('"status":"cancelled"');
+  });
+
+  /**
+   * Each request through the node handler and through the SDK: the same status, headers and
+   * body text (the created task's id and times aside), the same task stored; and whether
+   * the node handler took it directly.
+   */
+  async function expectToolCalls(
+    cases: readonly (readonly [
+      string,
+      { headers: Record<string, string>; body: string },
+      boolean,
+    ])[],
+    extension = h.ext,
+    service = h.service,
+  ) {
+    for (const [label, req, direct] of cases) {
+      const body = JSON.parse(req.body) as unknown;
+      const route = handler.classify(req.headers, body);
+      const taken = matchDirectToolCall(req.headers, body, route, extension.tools) !== undefined;
+      expect(taken, `${label}: taken directly`).toBe(direct);
+      const lean = await readExact(await fetch(url, { method: "POST", ...req }));
+      const reference = await readExact(
+        await sdk.fetch(new Request(url, { method: "POST", headers: req.headers, body: req.body })),
+      );
+      expect({ ...lean, text: normalized(lean.text) }, label).toEqual({
+        ...reference,
+        text: normalized(reference.text),
+      });
+      const leanId = createdTaskId(lean.text);
+      const referenceId = createdTaskId(reference.text);
+      expect(leanId === undefined, `${label}: a task in one answer only`).toBe(
+        referenceId === undefined,
+      );
+      if (leanId !== undefined && referenceId !== undefined) {
+        const [a, b] = await Promise.all([
+          service.get(owner, leanId),
+          service.get(owner, referenceId),
+        ]);
+        expect(creation(a), `${label}: stored task`).toEqual(creation(b));
+      }
+    }
+  }
+
+  it("answers a task-creating tools/call directly, exactly as the SDK does", async () => {
+    const hold = { gate: "hold" };
+    const call = (
+      name: string,
+      args: unknown,
+      options: Parameters<typeof request>[2] = {},
+      extra: Record<string, unknown> = {},
+    ) =>
+      request(
+        "tools/call",
+        { name, ...(args !== undefined && { arguments: args }), ...extra },
+        options,
+      );
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await expectToolCalls([
+      ["a task tool", call("work", hold), true],
+      ["a string id", call("work", hold, { id: "call-1" }), true],
+      ["no arguments", call("work", undefined), true],
+      ["a task-only tool", call("tool_error", {}), true],
+      ["_meta.traceparent", call("work", hold, { meta: { traceparent } }), true],
+      ["traceparent header", call("work", hold, { headers: { traceparent } }), true],
+      ["a progress token", call("work", hold, { meta: { progressToken: "p1" } }), true],
+      ["arguments of the wrong type", call("work", { gate: 5 }), false],
+      ["a missing required argument", call("echo", {}), false],
+      ["arguments an array", call("work", []), false],
+      ["arguments null", call("work", null), false],
+      ["an own __proto__ argument", { ...call("work", {}), body: protoBody() }, false],
+      ["an unknown tool", call("nope", {}), false],
+      ["a tool answered in the request", call("echo", { text: "x" }), false],
+      ["extension not declared, optional tool", call("work", {}, { capabilities: {} }), false],
+      [
+        "extension not declared, task-only tool",
+        call("tool_error", {}, { capabilities: {} }),
+        false,
+      ],
+      ["a tool with a preflight", call("named", {}), false],
+      ["Mcp-Name mismatched", call("work", hold, { headers: { "mcp-name": "echo" } }), false],
+      ["Mcp-Name missing", call("work", hold, { headers: { "mcp-name": undefined } }), false],
+      [
+        "Mcp-Name base64",
+        call("work", hold, { headers: { "mcp-name": "=?base64?d29yaw==?=" } }),
+        false,
+      ],
+      ["Mcp-Method missing", call("work", hold, { headers: { "mcp-method": undefined } }), false],
+      ["Mcp-Method another", call("work", hold, { headers: { "mcp-method": "tasks/get" } }), false],
+      [
+        "MCP-Protocol-Version missing",
+        call("work", hold, { headers: { "mcp-protocol-version": undefined } }),
+        false,
+      ],
+      ["a bad progress token", call("work", hold, { meta: { progressToken: {} } }), false],
+      [
+        "a bad clientInfo",
+        call("work", hold, { meta: { "io.modelcontextprotocol/clientInfo": 5 } }),
+        false,
+      ],
+      ["a legacy params.task", call("work", hold, {}, { task: { ttl: 5000 } }), false],
+      ["inputResponses", call("work", hold, {}, { inputResponses: {} }), false],
+      [
+        "a name not a string",
+        call("work", hold, { headers: { "mcp-name": "5" } }, { name: 5 }),
+        false,
+      ],
+    ]);
+
+    function protoBody(): string {
+      const { body } = call("work", {});
+      return body.replace('"arguments":{}', '"arguments":{"__proto__":{"gate":"x"}}');
+    }
+  });
+
+  it("answers an anonymous caller's tools/call directly, as the SDK does", async () => {
+    owner = ANONYMOUS;
+    const anonymous = createServer((req, res) => void handler.handle(req, res));
+    await new Promise<void>((resolve) => anonymous.listen(0, "127.0.0.1", resolve));
+    const saved = url;
+    url = `http://127.0.0.1:${(anonymous.address() as AddressInfo).port}/mcp`;
+    try {
+      await expectToolCalls([
+        ["no owner", request("tools/call", { name: "work", arguments: { gate: "hold" } }), true],
+      ]);
+    } finally {
+      url = saved;
+      await new Promise<void>((resolve) => anonymous.close(() => resolve()));
+    }
+  });
+
+  it("answers a tools/call refused by the store's quota as the SDK does", async () => {
+    // One task per owner: the first call fills the quota, every later one is refused.
+    const limited = await harness(factory, { maxTasksPerOwner: 1 });
+    const full = createNodeTasksHandler(limited.ext, { serverInfo: SERVER_INFO });
+    const fullSdk = createMcpHandler(
+      () => createTasksServer(limited.ext, { owner, serverInfo: SERVER_INFO }),
+      { legacy: "reject" },
+    );
+    const front = createServer((req, res) => void full.handle(req, res, { owner }));
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const saved = { url, handler, sdk };
+    url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+    handler = full;
+    sdk = fullSdk;
+    try {
+      const req = request("tools/call", { name: "work", arguments: { gate: "hold" } });
+      await fetch(url, { method: "POST", ...req });
+      await expectToolCalls([["over the owner's quota", req, true]], limited.ext, limited.service);
+      const refused = await fetch(url, { method: "POST", ...req });
+      expect(await refused.json()).toMatchObject({
+        error: { code: -32603, data: { reason: "store_full" } },
+      });
+    } finally {
+      ({ url, handler, sdk } = saved);
+      await full.close();
+      await fullSdk.close();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+      await limited.close();
+    }
   });
 
   it("classifies every request exactly as the SDK's classifyInboundRequest", () => {

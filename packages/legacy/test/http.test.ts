@@ -1,6 +1,7 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ManualClock } from "@mcp-tasks/core";
+import { ManualClock, type TaskService } from "@mcp-tasks/core";
+import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
@@ -18,11 +19,13 @@ describe("createLegacyHandler sessions", () => {
   let close: () => Promise<void>;
   const clock = new ManualClock(1_000_000);
   let gates: Map<string, Gate>;
+  let service: TaskService;
 
   beforeAll(async () => {
     fixture = await memoryStore.create();
     const s = stack(fixture.store);
     gates = s.gates;
+    service = s.service;
     legacy = createLegacyHandler({
       service: s.service,
       runner: s.runner,
@@ -180,6 +183,202 @@ describe("createLegacyHandler sessions", () => {
     expect(notAcceptable).toBeUndefined();
   });
 
+  it("answers a session's task-augmented tools/call directly exactly as through the transport", async () => {
+    const id = await initialize("hank");
+    const headers = {
+      ...HEADERS,
+      "x-owner": "hank",
+      "mcp-session-id": id,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const post = (body: unknown, extra: Record<string, string> = {}) =>
+      fetch(url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }).then((r) => r.text());
+    gates.set("call", new Gate());
+    onTestFinished(() => gates.get("call")?.open());
+    const hold = { text: "x", gate: "call" };
+    const call = (params: Record<string, unknown>, callId: unknown = 11) => ({
+      jsonrpc: "2.0",
+      id: callId,
+      method: "tools/call",
+      params,
+    });
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const cases: [string, unknown, Record<string, string>, boolean][] = [
+      ["ttl", call({ name: "slow_echo", arguments: hold, task: { ttl: 60_000 } }), {}, true],
+      ["no ttl", call({ name: "slow_echo", arguments: hold, task: {} }), {}, true],
+      ["no arguments", call({ name: "slow_echo", task: {} }), {}, true],
+      ["a string id", call({ name: "slow_echo", arguments: hold, task: {} }, "c"), {}, true],
+      [
+        "ttl past the maximum",
+        call({ name: "slow_echo", arguments: hold, task: { ttl: 1e12 } }),
+        {},
+        true,
+      ],
+      ["a task-only tool", call({ name: "confirm", arguments: {}, task: {} }), {}, true],
+      [
+        "a progress token",
+        call({ name: "slow_echo", arguments: hold, task: {}, _meta: { progressToken: 5 } }),
+        {},
+        true,
+      ],
+      [
+        "_meta.traceparent",
+        call({ name: "slow_echo", arguments: hold, task: {}, _meta: { traceparent } }),
+        {},
+        true,
+      ],
+      [
+        "traceparent header",
+        call({ name: "slow_echo", arguments: hold, task: {} }),
+        { traceparent },
+        true,
+      ],
+      ["no task param, task-only tool", call({ name: "confirm", arguments: {} }), {}, false],
+      ["no task param, optional tool", call({ name: "echo", arguments: { text: "y" } }), {}, false],
+      [
+        "a task for a tool that forbids one",
+        call({ name: "echo", arguments: {}, task: {} }),
+        {},
+        false,
+      ],
+      ["an unknown tool", call({ name: "nope", arguments: {}, task: {} }), {}, false],
+      [
+        "a tool with a preflight",
+        call({ name: "greet_later", arguments: {}, task: {} }),
+        {},
+        false,
+      ],
+      ["arguments an array", call({ name: "slow_echo", arguments: [], task: {} }), {}, false],
+      ["arguments null", call({ name: "slow_echo", arguments: null, task: {} }), {}, false],
+      ["ttl negative", call({ name: "slow_echo", arguments: hold, task: { ttl: -1 } }), {}, false],
+      [
+        "ttl fractional",
+        call({ name: "slow_echo", arguments: hold, task: { ttl: 1.5 } }),
+        {},
+        false,
+      ],
+      ["ttl a string", call({ name: "slow_echo", arguments: hold, task: { ttl: "1" } }), {}, false],
+      ["task null", call({ name: "slow_echo", arguments: hold, task: null }), {}, false],
+      ["task extra key", call({ name: "slow_echo", arguments: hold, task: { x: 1 } }), {}, false],
+      [
+        "a bad progress token",
+        call({ name: "slow_echo", arguments: hold, task: {}, _meta: { progressToken: {} } }),
+        {},
+        false,
+      ],
+      [
+        "other _meta",
+        call({ name: "slow_echo", arguments: hold, task: {}, _meta: { other: 1 } }),
+        {},
+        false,
+      ],
+      ["a name not a string", call({ name: 5, arguments: hold, task: {} }), {}, false],
+      ["extra params", call({ name: "slow_echo", arguments: hold, task: {}, x: 1 }), {}, false],
+      [
+        "JSON only accepted",
+        call({ name: "slow_echo", arguments: hold, task: {} }),
+        { accept: "application/json" },
+        false,
+      ],
+      [
+        "a foreign owner",
+        call({ name: "slow_echo", arguments: hold, task: {} }),
+        { "x-owner": "ivy" },
+        false,
+      ],
+    ];
+    const normalized = (text: string) =>
+      text
+        .replace(/"taskId":"[^"]+"/g, '"taskId":"<id>"')
+        .replace(/"(createdAt|lastUpdatedAt)":"[^"]+"/g, '"$1":"<time>"');
+    const taskIdOf = (text: string) => /"taskId":"([^"]+)"/.exec(text)?.[1];
+    const hank = ownerFromHeader(new Request(url, { headers }));
+    for (const [label, body, extra] of cases.filter(([, , , direct]) => !direct)) {
+      const answer = await legacy.answerDirect({
+        headers: new Headers({ ...headers, ...extra }),
+        owner: ownerFromHeader(new Request(url, { headers: { ...headers, ...extra } })),
+        parsedBody: body,
+      });
+      expect(answer, label).toBeUndefined();
+    }
+    for (const [label, body, extra] of cases.filter(([, , , direct]) => direct)) {
+      const through = await post(body, extra);
+      const throughText = await through.text();
+      const direct = await legacy.answerDirect({
+        headers: new Headers({ ...headers, ...extra }),
+        owner: hank,
+        parsedBody: body,
+      });
+      expect(direct, label).toBeDefined();
+      if (direct === undefined) continue;
+      expect(direct.status, label).toBe(through.status);
+      expect(normalized(direct.body), label).toBe(normalized(throughText));
+      for (const name of ["content-type", "cache-control", "mcp-session-id"]) {
+        const value = Object.entries(direct.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+        expect(value, `${label} ${name}`).toBe(through.headers.get(name));
+      }
+      const a = taskIdOf(direct.body);
+      const b = taskIdOf(throughText);
+      expect(a === undefined, `${label}: a task in one answer only`).toBe(b === undefined);
+      if (a !== undefined && b !== undefined) {
+        const creation = async (taskId: string) => {
+          const { owner, era, request, ttlMs, pollIntervalMs, traceContext } = await service.get(
+            hank,
+            taskId,
+          );
+          return { owner, era, request, ttlMs, pollIntervalMs, traceContext };
+        };
+        expect(await creation(a), `${label}: stored task`).toEqual(await creation(b));
+      }
+    }
+  });
+
+  it("follows a task created on the lean path: its status reaches the session's stream", async () => {
+    const id = await initialize("iris");
+    const headers = {
+      ...HEADERS,
+      "x-owner": "iris",
+      "mcp-session-id": id,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    }).then((r) => r.text());
+    const stream = await fetch(url, {
+      method: "GET",
+      headers: { ...headers, accept: "text/event-stream" },
+    });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    onTestFinished(() => void reader.cancel().catch(() => {}));
+    const gate = new Gate();
+    gates.set("notify", gate);
+    const answer = await legacy.answerDirect({
+      headers: new Headers(headers),
+      owner: ownerFromHeader(new Request(url, { headers })),
+      parsedBody: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { gate: "notify" }, task: {} },
+      },
+    });
+    const taskId = /"taskId":"([^"]+)"/.exec(answer?.body ?? "")?.[1] as string;
+    expect(taskId).toBeTruthy();
+    gate.open();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!/"status":"completed"/.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    expect(seen).toContain('"method":"notifications/tasks/status"');
+    expect(seen).toContain(`"taskId":"${taskId}"`);
+  });
+
   it("closes sessions idle past the timeout, and only those", async () => {
     const idle = await initialize("erin");
     clock.advance(30_000);
@@ -191,5 +390,68 @@ describe("createLegacyHandler sessions", () => {
     expect(legacy.sessionCount).toBe(before - closed);
     expect((await list(idle, "erin")).status).toBe(404);
     expect((await list(active, "erin")).status).toBe(200);
+  });
+});
+
+describe("a session's tools/call refused by the store's quota", () => {
+  it("is answered on the lean path exactly as through the transport", async () => {
+    const s = stack(new MemoryTaskStore({ sweepIntervalMs: 0, maxTasksPerOwner: 1 }));
+    const legacy = createLegacyHandler({
+      service: s.service,
+      runner: s.runner,
+      tools: s.tools,
+      ownerOf: ownerFromHeader,
+      serverInfo: { name: "quota", version: "0.0.0" },
+      onError: () => {},
+    });
+    const http = createServer(toNodeHandler(legacy) as RequestListener);
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    onTestFinished(async () => {
+      s.gates.get("quota")?.open();
+      await legacy.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    });
+    s.gates.set("quota", new Gate());
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const init = await fetch(url, {
+      method: "POST",
+      headers: { ...HEADERS, "x-owner": "jo" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0" },
+        },
+      }),
+    });
+    await init.text();
+    const headers = {
+      ...HEADERS,
+      "x-owner": "jo",
+      "mcp-session-id": init.headers.get("mcp-session-id") as string,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const body = {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "slow_echo", arguments: { gate: "quota" }, task: {} },
+    };
+    const post = () => fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+    expect(await (await post()).text()).toContain('"taskId"');
+    const through = await post();
+    const direct = await legacy.answerDirect({
+      headers: new Headers(headers),
+      owner: ownerFromHeader(new Request(url, { headers })),
+      parsedBody: body,
+    });
+    const text = await through.text();
+    expect(text).toContain('"reason":"store_full"');
+    expect(direct?.status).toBe(through.status);
+    expect(direct?.body).toBe(text);
   });
 });

@@ -18,6 +18,7 @@ import type { TasksRequestContext } from "../request.js";
 import { discardBody, type JsonBody, readJsonBody } from "./body.js";
 import { RequestClassifier } from "./classify.js";
 import { type DirectTasksRequest, matchDirectTasksRequest } from "./direct-route.js";
+import { type DirectToolCall, matchDirectToolCall } from "./direct-tool-call.js";
 import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { createQuietTasksServer } from "./quiet-server.js";
 import { webRequestFor, writeJson, writeWebResponse } from "./web-bridge.js";
@@ -105,8 +106,12 @@ function ownerOf(authInfo: AuthInfo | undefined): Owner {
  * `tasks/get`, `tasks/update` or `tasks/cancel` — the 2026-07-28 envelope, `MCP-Protocol-Version`
  * and `Mcp-Method` agreeing with the body, `Mcp-Name` equal to `params.taskId` — is answered
  * straight from the {@link TasksExtension} handlers with one JSON write, exactly as the SDK
- * would answer it. A `subscriptions/listen` for task ids is streamed as Server-Sent Events.
- * Everything else (discovery, `tools/*`, every malformed or mismatched request) goes to
+ * would answer it. So is a `tools/call` that becomes a task (a tool of the extension with no
+ * preflight, valid arguments, the extension declared where the tool needs it; `Mcp-Name`
+ * equal to `params.name`), unless a `server` factory is set: a user's server may answer a
+ * call its own way, so then every call goes through it. A `subscriptions/listen` for task
+ * ids is streamed as Server-Sent Events. Everything else (discovery, `tools/list`, calls
+ * answered in the request or refused, every malformed or mismatched request) goes to
  * `createMcpHandler` of `@modelcontextprotocol/server` with the already-parsed body, so its
  * checks and error answers are unchanged. 2025-11-25 requests are rejected as by
  * `legacy: "reject"`: route them elsewhere first (e.g. with `classifyInboundRequest`).
@@ -138,12 +143,13 @@ export function createNodeTasksHandler(
     { legacy: "reject", maxRequestBodySize: maxBodyBytes, onerror: () => {} },
   );
 
-  async function answerDirect(
-    direct: DirectTasksRequest,
+  /** The handlers' context for a request taken directly, as the SDK binding builds it. */
+  function directContext(
     owner: Owner,
     req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<void> {
+    direct: { params: Record<string, unknown>; clientCapabilities: unknown },
+    routingName: string,
+  ): TasksRequestContext {
     // As the SDK binding finds it: `_meta.traceparent`, else the W3C headers.
     const traceparent = req.headers.traceparent;
     const traceContext =
@@ -151,12 +157,31 @@ export function createNodeTasksHandler(
       (typeof traceparent === "string"
         ? extractTraceContext({ traceparent, tracestate: req.headers.tracestate })
         : null);
-    const ctx: TasksRequestContext = {
+    return {
       owner,
       clientCapabilities: direct.clientCapabilities,
-      routingName: direct.taskId,
+      routingName,
       ...(traceContext !== null && { traceContext }),
     };
+  }
+
+  /** An error outcome as the SDK answers it: in band, `400` only for `-32021`. */
+  function writeRpcError(
+    res: ServerResponse,
+    id: string | number,
+    error: { code: number; message: string; data?: unknown },
+  ): void {
+    const status = error.code === RPC_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200;
+    writeJson(res, status, { jsonrpc: "2.0", id, error });
+  }
+
+  async function answerDirect(
+    direct: DirectTasksRequest,
+    owner: Owner,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const ctx = directContext(owner, req, direct, direct.taskId);
     let outcome: RpcOutcome<Record<string, unknown>>;
     switch (direct.method) {
       case "tasks/get":
@@ -169,13 +194,7 @@ export function createNodeTasksHandler(
         outcome = await extension.cancelTask(ctx, direct.params);
         break;
     }
-    if (isRpcError(outcome)) {
-      // In-band errors are 200, except a missing client capability (as the SDK answers).
-      const status =
-        outcome.error.code === RPC_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200;
-      writeJson(res, status, { jsonrpc: "2.0", id: direct.id, error: outcome.error });
-      return;
-    }
+    if (isRpcError(outcome)) return writeRpcError(res, direct.id, outcome.error);
     // The handlers return a fresh object: add the server's `_meta` in place (same key order
     // as a spread, one object less per answer).
     const result = outcome.result;
@@ -183,6 +202,30 @@ export function createNodeTasksHandler(
     result._meta =
       typeof meta === "object" && meta !== null ? { ...meta, ...resultMeta } : resultMeta;
     writeJson(res, 200, { jsonrpc: "2.0", id: direct.id, result });
+  }
+
+  /**
+   * A task-creating `tools/call` ({@link matchDirectToolCall}) answered from the extension's
+   * handler, as the SDK would serialize it: the 2026 codec's `content: []` first, the
+   * server's `_meta` last, `result` before `jsonrpc` and `id`.
+   */
+  async function answerToolCall(
+    direct: DirectToolCall,
+    owner: Owner,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const ctx = directContext(owner, req, direct, direct.name);
+    const outcome = await extension.callTool(ctx, direct.params);
+    if (isRpcError(outcome)) return writeRpcError(res, direct.id, outcome.error);
+    const created = outcome.result as Record<string, unknown>;
+    const meta = created._meta;
+    const result = {
+      ...(created.content === undefined && { content: [] }),
+      ...created,
+      _meta: typeof meta === "object" && meta !== null ? { ...meta, ...resultMeta } : resultMeta,
+    };
+    writeJson(res, 200, { result, jsonrpc: "2.0", id: direct.id });
   }
 
   async function serveListen(
@@ -265,12 +308,14 @@ export function createNodeTasksHandler(
           return;
         }
         if (isPost && body.kind === "json") {
-          const direct = matchDirectTasksRequest(
-            req.headers,
-            body.value,
-            requestOptions.route ?? classifier.classify(req.headers, body.value),
-          );
+          const route = requestOptions.route ?? classifier.classify(req.headers, body.value);
+          const direct = matchDirectTasksRequest(req.headers, body.value, route);
           if (direct !== undefined) return await answerDirect(direct, owner, req, res);
+          // Only on the built-in server: a user's server may answer a call differently.
+          if (userServer === undefined) {
+            const call = matchDirectToolCall(req.headers, body.value, route, extension.tools);
+            if (call !== undefined) return await answerToolCall(call, owner, req, res);
+          }
           if (await serveListen(req, res, owner, body.value)) return;
         }
         await serveBySdk(req, res, owner, body, requestOptions.authInfo);

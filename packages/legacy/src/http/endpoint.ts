@@ -10,7 +10,13 @@ import {
 import type { TasksServerFactory } from "@mcp-tasks/mcp-server";
 import { type AuthInfo, isInitializeRequest } from "@modelcontextprotocol/server";
 import { LegacyTaskHandlers } from "../handlers.js";
-import { type HeaderReader, matchDirectTaskGet, sseAnswerHeaders, sseMessage } from "./direct.js";
+import {
+  type HeaderReader,
+  matchDirectTaskGet,
+  matchDirectToolCall,
+  sseAnswerHeaders,
+  sseMessage,
+} from "./direct.js";
 import { LegacySession } from "./session.js";
 import { SessionTable } from "./session-table.js";
 import { watchBody } from "./sse-body.js";
@@ -82,10 +88,12 @@ export interface LegacyDirectAnswer {
 export interface LegacyHandler {
   fetch(request: Request, extra?: LegacyFetchExtra): Promise<Response>;
   /**
-   * The lean path for polls: a `tasks/get` of an open session, answered without a web
-   * `Request`, the session transport or a response stream, byte for byte as {@link fetch}
-   * answers it. Resolves `undefined` for anything else (another method, an unknown or
-   * foreign session, unusual headers or body): serve that request with {@link fetch}.
+   * The lean path for polls and creation: a `tasks/get`, or a `tools/call` with `params.task`
+   * that becomes a task (a tool that allows tasks, without a preflight, on a session without
+   * a user's `server`), of an open session, answered without a web `Request`, the session
+   * transport or a response stream, byte for byte as {@link fetch} answers it. Resolves
+   * `undefined` for anything else (another method, an unknown or foreign session, unusual
+   * headers or body): serve that request with {@link fetch}.
    */
   answerDirect(request: LegacyDirectRequest): Promise<LegacyDirectAnswer | undefined>;
   /** Closes every session and stops watching tasks; running tasks keep running. */
@@ -214,14 +222,22 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
     if (closed) return undefined;
     const sessionId = request.headers.get("mcp-session-id");
     if (sessionId === null) return undefined;
-    const message = matchDirectTaskGet(request.headers, request.parsedBody);
-    if (message === undefined) return undefined;
+    const get = matchDirectTaskGet(request.headers, request.parsedBody);
+    const call =
+      get === undefined ? matchDirectToolCall(request.headers, request.parsedBody) : undefined;
+    if (get === undefined && call === undefined) return undefined;
     const session = sessions.get(sessionId);
     if (session === undefined || !session.open || !sameOwner(session.owner, request.owner)) {
       return undefined;
     }
     session.lastSeen = clock.now();
-    const response = await session.answerTaskGet(message.id, message.params, message.traceContext);
+    let response: Record<string, unknown> | undefined;
+    if (get !== undefined) {
+      response = await session.answerTaskGet(get.id, get.params, get.traceContext);
+    } else if (call !== undefined) {
+      response = await session.answerToolCall(call);
+      if (response === undefined) return undefined;
+    }
     return { status: 200, headers: sseAnswerHeaders(sessionId), body: sseMessage(response) };
   }
 

@@ -203,6 +203,42 @@ export class LegacySession implements TableSession {
     return { result: outcome.result, jsonrpc: "2.0", id };
   }
 
+  /**
+   * Answers a task-augmented `tools/call` of this session without its transport (the lean
+   * path for creation), when the call surely becomes a task on the session's own server: a
+   * tool of the handlers that allows tasks and has no preflight (which would talk to the
+   * client on the call's stream). The same handler, the same notifier for the created task
+   * and the JSON-RPC response the SDK would send. `undefined` for anything else (a user's
+   * server, which may answer the call its own way, included): serve it through the
+   * transport.
+   */
+  async answerToolCall(call: {
+    readonly id: string | number;
+    readonly name: string;
+    readonly params: Record<string, unknown>;
+    readonly progressToken?: string | number;
+    readonly traceContext?: TraceContext;
+  }): Promise<Record<string, unknown> | undefined> {
+    if (this.#options.server !== undefined) return undefined;
+    const tool = this.#options.handlers.tools.get(call.name);
+    if (tool === undefined || tool.preflight !== undefined || tool.taskMode === "never") {
+      return undefined;
+    }
+    const outcome = await this.#options.handlers.callTool(
+      {
+        owner: this.owner,
+        ...(call.traceContext !== undefined && { traceContext: call.traceContext }),
+      },
+      call.params,
+    );
+    if (isRpcError(outcome)) return { jsonrpc: "2.0", id: call.id, error: outcome.error };
+    const created = CreateTaskResultSchema.safeParse(outcome.result);
+    if (created.success) this.#track(created.data.task, call.progressToken);
+    // As the registered handler answers, after the 2025 codec (which wants `content` next
+    // to `task`, and writes it first).
+    return { result: { content: [], ...outcome.result }, jsonrpc: "2.0", id: call.id };
+  }
+
   /** A delivery channel with the session's client capabilities and side-request timeout. */
   #channel(kind: DeliveryChannel["kind"], signal: AbortSignal, send: SendOverSdk) {
     const capabilities = this.server.getClientCapabilities() as Record<string, unknown> | undefined;
