@@ -14,8 +14,7 @@
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
 // (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo. Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and
 // possible.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +23,7 @@ import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
 import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
+import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -31,18 +31,6 @@ const WARMUP_SECONDS = 1;
 const CONNECTIONS = 10;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const MANY = 10_000_000;
-
-function ensureWrk() {
-  if (spawnSync("wrk", ["--version"]).error === undefined) return;
-  console.log("wrk not found: installing the Debian package (apt-get install -y wrk)");
-  const sudo = process.getuid?.() === 0 ? [] : ["sudo", "-n"];
-  const [cmd, ...args] = [...sudo, "apt-get", "install", "-y", "wrk"];
-  const done = spawnSync(cmd, args, { stdio: "inherit" });
-  if (done.status !== 0 || spawnSync("wrk", ["--version"]).error !== undefined) {
-    console.error("wrk is required: apt-get install -y wrk");
-    process.exit(2);
-  }
-}
 
 /** The bare baseline: read the body, JSON.parse it, answer a ~400-byte JSON-RPC result. */
 function startBareEcho() {
@@ -155,64 +143,6 @@ async function legacyToolCall(url) {
 
 const workDir = mkdtempSync(join(tmpdir(), "mcp-tasks-http-bench-"));
 
-function luaScript(name, { headers, body }) {
-  const lines = ['wrk.method = "POST"', `wrk.body = [==[${JSON.stringify(body)}]==]`];
-  for (const [key, value] of Object.entries(headers)) {
-    lines.push(`wrk.headers[ [==[${key}]==] ] = [==[${value}]==]`);
-  }
-  const file = join(workDir, `${name}.lua`);
-  writeFileSync(file, `${lines.join("\n")}\n`);
-  return file;
-}
-
-function toMs(value) {
-  const match = /^([\d.]+)(us|ms|s|m)$/.exec(value);
-  if (!match) return Number.NaN;
-  const n = Number(match[1]);
-  return { us: n / 1000, ms: n, s: n * 1000, m: n * 60_000 }[match[2]];
-}
-
-/** One bounded wrk run; also samples this process's CPU (where every server runs). */
-function runWrk(url, script, seconds) {
-  const cpuBefore = process.cpuUsage();
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      "wrk",
-      ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      out += chunk;
-    });
-    const killer = setTimeout(() => child.kill("SIGKILL"), (seconds + 10) * 1000);
-    child.on("error", reject);
-    child.on("close", () => {
-      clearTimeout(killer);
-      const cpu = process.cpuUsage(cpuBefore);
-      const wallMs = performance.now() - started;
-      const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
-      const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
-      const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");
-      const bad = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-      const errors = /Socket errors:.*/.exec(out)?.[0];
-      if (!Number.isFinite(rps)) reject(new Error(`wrk output not understood:\n${out}`));
-      else
-        resolve({ rps, p50, p99, bad, errors, serverCpu: (cpu.user + cpu.system) / 1000 / wallMs });
-    });
-  });
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
-const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
-
 let schemaCount = 0;
 
 async function openPostgres(storeOptions = {}) {
@@ -248,8 +178,7 @@ async function openPostgres(storeOptions = {}) {
 }
 
 async function main() {
-  ensureWrk();
-  const wrkVersion = spawnSync("wrk", ["--version"]).stdout.toString().split("\n")[0].trim();
+  const wrkVersion = ensureWrk();
   const bare = await startBareEcho();
   const memory = await startDemo(
     new MemoryTaskStore({ sweepIntervalMs: 0, maxTasks: MANY, maxTasksPerOwner: MANY }),
@@ -340,7 +269,7 @@ async function main() {
     );
   }
   for (const s of scenarios) {
-    s.script = luaScript(s.key, s.req);
+    s.script = luaScript(workDir, s.key, s.req);
     s.runs = [];
   }
 
@@ -368,7 +297,7 @@ async function main() {
 
   const bareRuns = scenarios[0].runs;
   console.log(
-    `\nwrk ${wrkVersion.replace(/^wrk\s*/, "")}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
+    `\nwrk ${wrkVersion}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
       .join(" ")}`,
   );
