@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { startJanitor, TaskRunner, TaskService, type TaskStore } from "@mcp-tasks/core";
+import {
+  OperatorView,
+  startJanitor,
+  TaskRunner,
+  TaskService,
+  type TaskStore,
+} from "@mcp-tasks/core";
 import { discardBody, type TasksExtension, type TasksTool, writeJson } from "@mcp-tasks/extension";
 import { createTasksEndpoint, type OwnerLimitsOptions, type Refusal } from "@mcp-tasks/http";
 import type { OwnerResolver } from "./auth/resolver.js";
@@ -49,6 +55,8 @@ export interface DemoApp {
   /** Serves one `/mcp` request (see `createTasksEndpoint` of `@mcp-tasks/http`). */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   readonly service: TaskService;
+  /** The operators' cross-owner reads (the console's `--admin-tokens` view); not for MCP. */
+  readonly operatorView: OperatorView;
   readonly runner: TaskRunner;
   readonly extension: TasksExtension;
   /** Which eras are served, for the start-up line. */
@@ -87,8 +95,9 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const metrics = new DemoMetrics({
     storeLabel: options.storeLabel ?? storeLabelOf(options.store),
   });
+  const store = metrics.instrumentStore(options.store);
   const service = new TaskService({
-    store: metrics.instrumentStore(options.store),
+    store,
     requireOwner: requireAuth,
     pollIntervalMs: options.pollIntervalMs ?? 500,
   });
@@ -136,6 +145,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
 
   return {
     service,
+    operatorView: new OperatorView({ store }),
     runner,
     extension: endpoint.extension,
     eras: endpoint.eras,

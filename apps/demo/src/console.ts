@@ -1,13 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import { type ConsoleHandler, createConsoleHandler } from "@mcp-tasks/console";
-import type { TaskService } from "@mcp-tasks/core";
+import type { OperatorView, TaskService } from "@mcp-tasks/core";
 import type { OwnerResolver } from "./auth/resolver.js";
 import type { DemoMetrics } from "./metrics.js";
 
 /** What the demo's console is built from. */
 export interface DemoConsoleOptions {
-  /** The app's task service (the console reads and acts only through it). */
+  /** The app's task service (the console reads and acts through it). */
   readonly service: TaskService;
+  /** The app's cross-owner reads, for operators. */
+  readonly operatorView: OperatorView;
   /** The app's metrics: the traffic panel samples their per-era, per-client request counts. */
   readonly metrics: Pick<DemoMetrics, "requests">;
   /** The same owner hooks as MCP requests (tokens, JWT or gateway header). */
@@ -46,6 +48,7 @@ export function createDemoConsole(options: DemoConsoleOptions): ConsoleHandler {
     service: options.service,
     basePath: "/console",
     adminTokens: options.adminTokens,
+    operatorView: options.operatorView,
     resolveOwner: async (req) => {
       const resolution = await options.resolver.resolve(asRequest(req));
       return resolution.kind === "owner" ? resolution.owner : null;

@@ -78,6 +78,7 @@ async function main(): Promise<number> {
       ...(app.role !== "worker" && {
         console: createDemoConsole({
           service: app.service,
+          operatorView: app.operatorView,
           metrics: app.metrics,
           resolver: auth.resolver,
           adminTokens: config.adminTokens,

@@ -1,5 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Clock, systemClock, type TaskRecord, type TaskService } from "@mcp-tasks/core";
+import {
+  type Clock,
+  isTerminal,
+  type OperatorView,
+  systemClock,
+  type TaskRecord,
+  type TaskService,
+} from "@mcp-tasks/core";
 import { ownerKey } from "@mcp-tasks/core/store";
 import { answerFor } from "./answers.js";
 import { ConsoleHttpError, errorResponse, readJsonBody, sendJson } from "./http.js";
@@ -27,8 +34,14 @@ export interface ConsoleOptions {
   /**
    * Operator tokens: a request bearing one sees every owner's tasks (with the owner shown)
    * and the traffic panel. Keep them apart from the tokens MCP clients use. Default none.
+   * They need {@link operatorView}.
    */
   readonly adminTokens?: readonly string[];
+  /**
+   * The operators' reads across owners (`new OperatorView({ store })` over the service's
+   * store): required with `adminTokens`. Owners' requests never reach it.
+   */
+  readonly operatorView?: OperatorView;
   /** Request counts for the operators' traffic panel; no panel without it. */
   readonly traffic?: TrafficProvider;
   /** How often the traffic counts are sampled; default 10 000 ms. */
@@ -86,10 +99,22 @@ const LIVE_RETRY_AFTER_S = 5;
  */
 export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
   const service = options.service;
+  const operatorView = options.operatorView;
+  const adminTokens = (options.adminTokens ?? []).filter((t) => t.length > 0);
+  if (adminTokens.length > 0 && operatorView === undefined) {
+    throw new TypeError(
+      "adminTokens need an operatorView: pass new OperatorView({ store }) over the service's store",
+    );
+  }
+  /** The cross-owner reads: only operator viewers get here, and they exist only with it. */
+  const acrossOwners = (): OperatorView => {
+    if (operatorView === undefined) throw new ConsoleHttpError(403, "Not an operator.");
+    return operatorView;
+  };
   const clock = options.clock ?? systemClock;
   const basePath = normaliseBase(options.basePath ?? "/console");
   const pageSize = Math.max(1, Math.min(options.pageSize ?? 25, 100));
-  const resolveViewer = viewerResolver(options.adminTokens ?? [], options.resolveOwner);
+  const resolveViewer = viewerResolver(adminTokens, options.resolveOwner);
   const hub = new LiveHub((listener) => service.watch(listener), {
     clock,
     historyTasks: 2000,
@@ -115,9 +140,7 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
 
   /** Reads a task as the viewer may: through its owner scope, or across owners. */
   const read = (viewer: ConsoleViewer, taskId: string): Promise<TaskRecord> =>
-    viewer.kind === "operator"
-      ? service.getAcrossOwners(taskId)
-      : service.get(viewer.owner, taskId);
+    viewer.kind === "operator" ? acrossOwners().get(taskId) : service.get(viewer.owner, taskId);
   /** Who an action on `task` is made as: the viewer, or for an operator the task's owner. */
   const actor = (viewer: ConsoleViewer, task: TaskRecord) =>
     viewer.kind === "operator" ? task.owner : viewer.owner;
@@ -140,7 +163,7 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
     }
     const input = { ...query, limit: query.limit ?? pageSize };
     const page = operator
-      ? await service.listNewestAcrossOwners(input)
+      ? await acrossOwners().listNewest(input)
       : await service.listNewest(viewer.owner, input);
     return {
       tasks: page.tasks.map((t) => taskRow(t, operator)),
@@ -151,15 +174,11 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
   async function cancel(viewer: ConsoleViewer, taskId: string) {
     const task = await read(viewer, taskId);
     const as = actor(viewer, task);
-    if (task.status === "completed" || task.status === "failed" || task.status === "cancelled") {
+    if (isTerminal(task.status)) {
       throw new ConsoleHttpError(409, `The task has already ended (${task.status}).`);
     }
-    // Era-correct, as the facades do it: a 2025-11-25 task is cancelled at once, a
-    // 2026-07-28 task gets a cooperative request its handler acknowledges.
-    const after =
-      task.era === "2025-11-25"
-        ? await service.cancelNow(as, taskId, "Cancelled from the console.")
-        : await service.requestCancel(as, taskId);
+    // Era-correct: core's one cancel rule (at once for 2025-11-25, cooperative for 2026).
+    const after = await service.cancelAsItsEra(as, task, "Cancelled from the console.");
     return taskDetail(after, viewer.kind === "operator", hub.observed(taskId));
   }
 

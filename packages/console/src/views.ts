@@ -1,4 +1,4 @@
-import type { TaskRecord, TaskStatus } from "@mcp-tasks/core";
+import { type CancelMode, cancelModeOf, type TaskRecord, type TaskStatus } from "@mcp-tasks/core";
 import { type InputForm, inputForm } from "./answers.js";
 import { ownerLabel } from "./viewer.js";
 
@@ -50,7 +50,7 @@ export interface TaskDetail extends TaskRow {
     readonly deadlineMs: number | null;
   };
   /** What cancelling does for this task's era: a cooperative request, or at once. */
-  readonly cancelMode: "cooperative" | "immediate";
+  readonly cancelMode: CancelMode;
 }
 
 /** A change the console saw on the change feed (see `LiveHub`). */
@@ -161,6 +161,6 @@ export function taskDetail(
       availableAt: isoOrNull(e.availableAt),
       deadlineMs: e.deadlineMs,
     },
-    cancelMode: task.era === "2025-11-25" ? "immediate" : "cooperative",
+    cancelMode: cancelModeOf(task.era),
   };
 }

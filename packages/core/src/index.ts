@@ -42,6 +42,8 @@ export {
   startJanitor,
 } from "./janitor.js";
 export { isTerminal, type SubmitInputResult, type TakeInputResult } from "./lifecycle.js";
+export type { ListNewestInput } from "./listing.js";
+export { OperatorView, type OperatorViewOptions } from "./operator-view.js";
 export {
   ANONYMOUS,
   isAnonymous,
@@ -69,7 +71,6 @@ export {
 } from "./runner.js";
 export {
   type CreateTaskInput,
-  type ListNewestInput,
   type ListTasksInput,
   TaskService,
   type TaskServiceOptions,
@@ -85,6 +86,8 @@ export type {
   Unsubscribe,
 } from "./store.js";
 export {
+  type CancelMode,
+  cancelModeOf,
   DEFAULT_EXECUTION_POLICY,
   type ExecutionPolicy,
   type Fence,

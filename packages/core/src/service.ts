@@ -3,11 +3,11 @@ import { taskErrors } from "./errors.js";
 import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
+import { filteredPage, type ListNewestInput, newestQuery, pageSize } from "./listing.js";
 import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
 import { RunWriter } from "./run-writer.js";
 import {
   type ClaimOptions,
-  type NewestQuery,
   type OrphanSweep,
   supportsQueue,
   type TaskChangeListener,
@@ -15,17 +15,18 @@ import {
   type TaskStore,
   type Unsubscribe,
 } from "./store.js";
-import type {
-  ExecutionPolicy,
-  Fence,
-  InputRequest,
-  InputResponse,
-  JsonRpcErrorObject,
-  TaskEra,
-  TaskLease,
-  TaskRecord,
-  TaskRequest,
-  TaskStatus,
+import {
+  cancelModeOf,
+  type ExecutionPolicy,
+  type Fence,
+  type InputRequest,
+  type InputResponse,
+  type JsonRpcErrorObject,
+  type TaskEra,
+  type TaskLease,
+  type TaskRecord,
+  type TaskRequest,
+  type TaskStatus,
 } from "./task.js";
 import { extractTraceContext, type TraceContext } from "./trace-context.js";
 import {
@@ -93,21 +94,13 @@ export interface ListTasksInput {
   readonly limit?: number;
 }
 
-/** What a caller asks for when listing newest first (a console's view). */
-export interface ListNewestInput {
-  readonly statuses?: readonly TaskStatus[];
-  readonly toolNames?: readonly string[];
-  readonly cursor?: string;
-  readonly limit?: number;
-}
-
 /**
  * The owner-aware front of a {@link TaskStore}: it applies the owner policy, the TTL
  * policy, id generation and page limits, and re-checks ownership on every row the store
  * returns, so a buggy custom store cannot leak another owner's task.
  */
 export class TaskService {
-  readonly store: TaskStore;
+  readonly #store: TaskStore;
   readonly ttlPolicy: TtlPolicy;
   readonly requireOwner: boolean;
   readonly pollIntervalMs: number | null;
@@ -119,7 +112,7 @@ export class TaskService {
   readonly #waitRecheckMs: number;
 
   constructor(options: TaskServiceOptions) {
-    this.store = options.store;
+    this.#store = options.store;
     this.requireOwner = options.requireOwner ?? false;
     this.ttlPolicy = ttlPolicy(options.ttl);
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
@@ -157,7 +150,7 @@ export class TaskService {
       span.setAttribute(TASK_SPAN_ATTRIBUTES.era, input.era);
     }
     try {
-      const record = await this.store.create(
+      const record = await this.#store.create(
         {
           taskId,
           era: input.era,
@@ -185,14 +178,14 @@ export class TaskService {
   }
 
   async get(caller: Owner, taskId: string): Promise<TaskRecord> {
-    return this.#guarded(caller, taskId, (scope) => this.store.get(taskId, scope));
+    return this.#guarded(caller, taskId, (scope) => this.#store.get(taskId, scope));
   }
 
   /** One page of the caller's tasks, oldest first. */
   async list(caller: Owner, input: ListTasksInput = {}): Promise<TaskPage> {
     const scope = this.scope(caller);
     const limit = this.#pageSize(input.limit);
-    const page = await this.store.list(scope, {
+    const page = await this.#store.list(scope, {
       limit,
       ...(input.cursor !== undefined && { cursor: input.cursor }),
       ...(input.statuses !== undefined && { statuses: input.statuses }),
@@ -208,29 +201,8 @@ export class TaskService {
   async listNewest(caller: Owner, input: ListNewestInput = {}): Promise<TaskPage> {
     const scope = this.scope(caller);
     const limit = this.#pageSize(input.limit);
-    const page = await this.store.listNewest(scope, newestQuery(input, limit));
+    const page = await this.#store.listNewest(scope, newestQuery(input, limit));
     return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
-  }
-
-  /**
-   * The operator's view: one page of every owner's tasks, newest first. It bypasses owner
-   * scoping on purpose: call it only for a caller that authenticated as an operator (never
-   * on a request acting for an owner), and act on a task afterwards as its `owner`.
-   */
-  async listNewestAcrossOwners(input: ListNewestInput = {}): Promise<TaskPage> {
-    const limit = this.#pageSize(input.limit);
-    const page = await this.store.listNewestAcrossOwners(newestQuery(input, limit));
-    return filteredPage(page, input, limit, () => true);
-  }
-
-  /**
-   * The operator's read of one task, whoever owns it; see {@link listNewestAcrossOwners}
-   * for who may call it. Throws `not_found_or_unauthorized` when the task is missing.
-   */
-  async getAcrossOwners(taskId: string): Promise<TaskRecord> {
-    const record = await this.store.getAcrossOwners(taskId);
-    if (record.taskId !== taskId) throw taskErrors.notFound(taskId);
-    return record;
   }
 
   async complete(
@@ -240,7 +212,7 @@ export class TaskService {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     return this.#guarded(caller, taskId, (scope) =>
-      this.store.complete(taskId, scope, result, statusMessage),
+      this.#store.complete(taskId, scope, result, statusMessage),
     );
   }
 
@@ -251,7 +223,7 @@ export class TaskService {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     return this.#guarded(caller, taskId, (scope) =>
-      this.store.fail(taskId, scope, error, statusMessage),
+      this.#store.fail(taskId, scope, error, statusMessage),
     );
   }
 
@@ -262,7 +234,7 @@ export class TaskService {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     return this.#guarded(caller, taskId, (scope) =>
-      this.store.requireInput(taskId, scope, requests, statusMessage),
+      this.#store.requireInput(taskId, scope, requests, statusMessage),
     );
   }
 
@@ -272,13 +244,13 @@ export class TaskService {
     statusMessage: string | null,
   ): Promise<TaskRecord> {
     return this.#guarded(caller, taskId, (scope) =>
-      this.store.setStatusMessage(taskId, scope, statusMessage),
+      this.#store.setStatusMessage(taskId, scope, statusMessage),
     );
   }
 
   /** Records the wish to cancel (cooperative cancellation). */
   async requestCancel(caller: Owner, taskId: string): Promise<TaskRecord> {
-    return this.#guarded(caller, taskId, (scope) => this.store.requestCancel(taskId, scope));
+    return this.#guarded(caller, taskId, (scope) => this.#store.requestCancel(taskId, scope));
   }
 
   /** Moves a running task to `cancelled` (the worker's acknowledgement). */
@@ -288,7 +260,7 @@ export class TaskService {
     statusMessage?: string | null,
   ): Promise<TaskRecord> {
     return this.#guarded(caller, taskId, (scope) =>
-      this.store.markCancelled(taskId, scope, statusMessage),
+      this.#store.markCancelled(taskId, scope, statusMessage),
     );
   }
 
@@ -302,31 +274,46 @@ export class TaskService {
     return this.markCancelled(caller, taskId, statusMessage);
   }
 
+  /**
+   * Cancels `task` the way its era does ({@link cancelModeOf}): at once for a 2025-11-25
+   * task (`statusMessage` stored; `invalid_transition` when it has ended), by a cooperative
+   * request for a 2026-07-28 one. For callers serving tasks of both eras, such as a console.
+   */
+  cancelAsItsEra(
+    caller: Owner,
+    task: Pick<TaskRecord, "taskId" | "era">,
+    statusMessage?: string | null,
+  ): Promise<TaskRecord> {
+    return cancelModeOf(task.era) === "immediate"
+      ? this.cancelNow(caller, task.taskId, statusMessage)
+      : this.requestCancel(caller, task.taskId);
+  }
+
   async submitInput(
     caller: Owner,
     taskId: string,
     responses: Readonly<Record<string, InputResponse>>,
   ): Promise<SubmitInputResult> {
     const scope = this.scope(caller);
-    const result = await this.store.submitInput(taskId, scope, responses);
+    const result = await this.#store.submitInput(taskId, scope, responses);
     this.#verified(scope, taskId, result.task);
     return result;
   }
 
   async takeInputResponses(caller: Owner, taskId: string): Promise<TakeInputResult> {
     const scope = this.scope(caller);
-    const result = await this.store.takeInputResponses(taskId, scope);
+    const result = await this.#store.takeInputResponses(taskId, scope);
     this.#verified(scope, taskId, result.task);
     return result;
   }
 
   async delete(caller: Owner, taskId: string): Promise<void> {
-    await this.store.delete(taskId, this.scope(caller));
+    await this.#store.delete(taskId, this.scope(caller));
   }
 
   /** Removes expired terminal tasks; returns how many. */
   cleanupExpired(options?: { limit?: number }): Promise<number> {
-    return this.store.cleanupExpired(options);
+    return this.#store.cleanupExpired(options);
   }
 
   /**
@@ -334,8 +321,8 @@ export class TaskService {
    * else failed "Worker lost". Nothing for stores that are no task queue.
    */
   recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep> {
-    return supportsQueue(this.store)
-      ? this.store.recoverOrphans(options)
+    return supportsQueue(this.#store)
+      ? this.#store.recoverOrphans(options)
       : Promise.resolve({
           requeued: 0,
           failed: 0,
@@ -347,7 +334,7 @@ export class TaskService {
 
   /** True when the store is also the task queue (any node may run any task). */
   get queues(): boolean {
-    return supportsQueue(this.store);
+    return supportsQueue(this.#store);
   }
 
   /**
@@ -355,7 +342,7 @@ export class TaskService {
    * claimed record names the owner it then acts as). Nothing for stores without a queue.
    */
   claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
-    return supportsQueue(this.store) ? this.store.claim(holder, options) : Promise.resolve([]);
+    return supportsQueue(this.#store) ? this.#store.claim(holder, options) : Promise.resolve([]);
   }
 
   /**
@@ -365,14 +352,14 @@ export class TaskService {
   forRun(caller: Owner, taskId: string, fence?: Fence): RunWriter {
     const scope: OwnerScope =
       fence === undefined ? this.scope(caller) : { ...this.scope(caller), fence };
-    return new RunWriter(this.store, taskId, scope, (record) =>
+    return new RunWriter(this.#store, taskId, scope, (record) =>
       this.#verified(scope, taskId, record),
     );
   }
 
   /** The raw change feed (ids and statuses only; re-read through {@link get} for more). */
   watch(listener: TaskChangeListener, taskId?: string): Unsubscribe {
-    return this.store.watch(listener, taskId);
+    return this.#store.watch(listener, taskId);
   }
 
   /**
@@ -389,7 +376,7 @@ export class TaskService {
     return followTask(
       {
         read: () => this.get(caller, taskId),
-        watch: (listener) => this.store.watch(listener, taskId),
+        watch: (listener) => this.#store.watch(listener, taskId),
       },
       { ...options, recheckMs: options.recheckMs ?? this.#waitRecheckMs },
     );
@@ -415,9 +402,7 @@ export class TaskService {
   }
 
   #pageSize(limit: number | undefined): number {
-    if (limit === undefined) return this.#defaultPageSize;
-    if (!Number.isFinite(limit) || limit < 1) return 1;
-    return Math.min(Math.floor(limit), this.#maxPageSize);
+    return pageSize(limit, this.#defaultPageSize, this.#maxPageSize);
   }
 
   async #guarded(
@@ -436,33 +421,4 @@ export class TaskService {
     }
     return record;
   }
-}
-
-function newestQuery(input: ListNewestInput, limit: number): NewestQuery {
-  return {
-    limit,
-    ...(input.cursor !== undefined && { cursor: input.cursor }),
-    ...(input.statuses !== undefined && { statuses: input.statuses }),
-    ...(input.toolNames !== undefined && { toolNames: input.toolNames }),
-  };
-}
-
-/** Re-applies the filters to what a store returned (defence in depth, as for `list`). */
-function filteredPage(
-  page: TaskPage,
-  input: ListNewestInput,
-  limit: number,
-  visible: (task: TaskRecord) => boolean,
-): TaskPage {
-  const statuses = input.statuses && input.statuses.length > 0 ? new Set(input.statuses) : null;
-  const tools = input.toolNames && input.toolNames.length > 0 ? new Set(input.toolNames) : null;
-  const tasks = page.tasks
-    .filter(
-      (t) =>
-        visible(t) &&
-        (statuses === null || statuses.has(t.status)) &&
-        (tools === null || tools.has(t.request.toolName)),
-    )
-    .slice(0, limit);
-  return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
 }

@@ -16,6 +16,24 @@ export const TASK_STATUSES: readonly TaskStatus[] = Object.freeze([
 /** The protocol revision whose client created a task. */
 export type TaskEra = "2025-11-25" | "2026-07-28";
 
+/**
+ * How a task is cancelled, by the era it was created in: a 2025-11-25 `tasks/cancel` ends
+ * the task before it answers (`immediate`); a 2026-07-28 one records a request that the
+ * handler acknowledges (`cooperative`). The facades are these rules for their own era; a
+ * tool serving both eras' tasks (the console) asks {@link cancelModeOf}.
+ */
+export type CancelMode = "immediate" | "cooperative";
+
+const CANCEL_MODES: Readonly<Record<TaskEra, CancelMode>> = Object.freeze({
+  "2025-11-25": "immediate",
+  "2026-07-28": "cooperative",
+});
+
+/** The {@link CancelMode} of a task created in `era`. */
+export function cancelModeOf(era: TaskEra): CancelMode {
+  return CANCEL_MODES[era];
+}
+
 /** The request a task runs: a tool and its arguments. */
 export interface TaskRequest {
   readonly toolName: string;

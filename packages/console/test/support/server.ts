@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  OperatorView,
   type Owner,
   owner,
   type TaskEra,
@@ -157,6 +158,7 @@ export async function startConsole(
   const handler = createConsoleHandler({
     service,
     adminTokens: [ADMIN_TOKEN],
+    operatorView: new OperatorView({ store }),
     resolveOwner: async (req: IncomingMessage) => {
       const match = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
       return (match && TOKENS[match[1]!]) ?? null;
