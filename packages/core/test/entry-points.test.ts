@@ -12,14 +12,17 @@ import { packageEntries, readExportNames } from "../../../scripts/api-surface.mj
  * Exported by a module for other modules of core only, in no entry. Empty so far; a name
  * added here is deliberately unpublished.
  */
-// The runner's per-run machinery (built and driven by TaskRunner only) and the contract
-// suites' shared helpers.
+// The runner's per-run machinery (built and driven by TaskRunner only), the contract
+// suites' shared helpers, and the listing helpers shared by TaskService and OperatorView.
 const MODULE_ONLY: readonly string[] = [
   "Run",
   "RunHost",
   "collectChanges",
   "expectTaskError",
   "INTERNAL_ERROR_CODE",
+  "pageSize",
+  "newestQuery",
+  "filteredPage",
 ];
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));

@@ -1,7 +1,12 @@
 import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import {
+  CONTRACT_CONNECT_TIMEOUT_S,
+  DATABASE_URL,
+  dropSchemas,
+  freshSchemaName,
+} from "./helpers.js";
 
 // Every store the suite opens gets its own schema, so each test starts empty.
 const schemas: string[] = [];
@@ -23,6 +28,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         maxTasksPerOwner: maxTasksPerOwner ?? null,
         maxBytesPerOwner: maxBytesPerOwner ?? null,
         poolSize: 8,
+        connectTimeoutSeconds: CONTRACT_CONNECT_TIMEOUT_S,
         notify,
       });
     },

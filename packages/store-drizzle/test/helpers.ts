@@ -111,3 +111,11 @@ export class ChildNode {
     await exited;
   }
 }
+
+/**
+ * The connect timeout of the contract suites' stores: a loaded 2-core CI machine can take
+ * seconds to start a backend for each of the hundreds of fresh pools these suites open (one
+ * run failed a `get` on a 5 s connect at load average 10). The suites are not about connect
+ * timeouts; `connection-loss.test.ts` is, with the default.
+ */
+export const CONTRACT_CONNECT_TIMEOUT_S = 30;

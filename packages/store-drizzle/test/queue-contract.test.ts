@@ -2,7 +2,12 @@ import { PGlite } from "@electric-sql/pglite";
 import { describeQueueStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
 import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import {
+  CONTRACT_CONNECT_TIMEOUT_S,
+  DATABASE_URL,
+  dropSchemas,
+  freshSchemaName,
+} from "./helpers.js";
 
 // The queue contract where the task contract runs: PostgreSQL in both notification modes
 // (a schema per store, so each test starts empty) and PGlite (a schema per store in one
@@ -19,7 +24,14 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
     const schema = freshSchemaName(notify === "after-commit" ? "qa" : "qt");
     schemas.push(schema);
     await migrate(DATABASE_URL, { schema });
-    return createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 8, notify });
+    return createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      clock,
+      poolSize: 8,
+      notify,
+      connectTimeoutSeconds: CONTRACT_CONNECT_TIMEOUT_S,
+    });
   });
 }
 
