@@ -15,6 +15,9 @@ import {
 import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
 import { TASK_SPAN_ATTRIBUTES, TASK_SPAN_NAMES, withRemoteParent } from "./tracing.js";
 
+
+/** Why a run stops following its task: the handler returned (or threw). */
+const HANDLER_RETURNED = Object.freeze(new Error("the handler returned"));
 /** The error a cancelled handler's signal carries. */
 export class TaskCancelledError extends Error {
   override readonly name = "AbortError";
@@ -217,7 +220,8 @@ export class Run {
       threw = true;
       thrown = error;
     } finally {
-      watching.abort();
+      // A reason of our own: abort() without one builds a DOMException (and its stack) per run.
+      watching.abort(HANDLER_RETURNED);
       if (renewal !== undefined) clearInterval(renewal);
       if (leaseEnd !== undefined) clearTimeout(leaseEnd.timer);
       if (deadline !== undefined) clearTimeout(deadline);
