@@ -307,6 +307,8 @@ async function main() {
         );
       }
     }
+  }
+  for (const { kind, expiry } of results) {
     if (expiry) {
       console.log(
         `\n${kind}: expiry removed ${expiry.removed.toLocaleString("en-US")} tasks in ${expiry.seconds.toFixed(2)} s (${fmt(expiry.removed / expiry.seconds)} tasks/s) by one cleanupExpired`,
