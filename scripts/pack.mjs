@@ -122,11 +122,11 @@ export async function packPackages(destination, packages = publishablePackages()
  * The environment for npm run in a project outside the repository: without the
  * `npm_config_*`, `npm_package_*` and `npm_lifecycle_*` variables pnpm sets for its scripts
  * (`npm_config_local_prefix` would send the install into the repository), keeping only the
- * ones that say how to reach the registry.
+ * ones that say how to reach the registry (or to stay off it: `offline`, `prefer_offline`).
  */
 export function npmEnv(env = process.env) {
   const keep =
-    /^npm_config_(registry|@[^:]+:registry|cafile|ca|strict_ssl|https?_proxy|proxy|noproxy|cache|userconfig|globalconfig)$/i;
+    /^npm_config_(registry|@[^:]+:registry|cafile|ca|strict_ssl|https?_proxy|proxy|noproxy|cache|userconfig|globalconfig|offline|prefer_offline)$/i;
   const out = {};
   for (const [key, value] of Object.entries(env)) {
     if (/^(npm_|pnpm_|PNPM_)/i.test(key) && !keep.test(key)) continue;
