@@ -15,7 +15,6 @@ import {
 import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
 import { TASK_SPAN_ATTRIBUTES, TASK_SPAN_NAMES, withRemoteParent } from "./tracing.js";
 
-
 /** Why a run stops following its task: the handler returned (or threw). */
 const HANDLER_RETURNED = Object.freeze(new Error("the handler returned"));
 /** The error a cancelled handler's signal carries. */

@@ -1,4 +1,5 @@
 import type { TaskChangeKind } from "@mcp-tasks/core";
+import { ACTIVE_STATUSES, INTENT_FROM } from "@mcp-tasks/core/store";
 
 /*
  * Every statement the store sends, as text with numbered parameters. Each lifecycle
@@ -33,7 +34,25 @@ const nowOf = (param: string) => `coalesce(to_timestamp(${param}::float8 / 1000)
  */
 const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 
-const ACTIVE = "('working', 'input_required')";
+/**
+ * The statuses the intents apply from, taken from core's table (`INTENT_FROM`) rather than
+ * written here again. Every statement below uses this one list, so every intent must start
+ * from the same statuses: a core change that widens one intent alone is refused here when
+ * the module loads, instead of making the store's writes miss and retry.
+ */
+const ACTIVE = sqlList(ACTIVE_STATUSES);
+for (const [intent, from] of Object.entries(INTENT_FROM)) {
+  if (from.length !== ACTIVE_STATUSES.length || from.some((s) => !ACTIVE_STATUSES.includes(s))) {
+    throw new Error(
+      `store-drizzle applies every intent from ${ACTIVE}; core's INTENT_FROM.${intent} differs`,
+    );
+  }
+}
+
+/** A SQL list of string literals (core's constant names, never user input). */
+function sqlList(values: readonly string[]): string {
+  return `(${values.map((v) => `'${v.replaceAll("'", "''")}'`).join(", ")})`;
+}
 const SCOPE = "(t.owner_key = $2 OR ($3::boolean AND t.owner_key = ''))";
 const LIVE = `(t.expires_at IS NULL OR t.expires_at > ${nowOf("$4")})`;
 /**

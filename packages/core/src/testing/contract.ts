@@ -14,6 +14,7 @@ import {
 } from "../index.js";
 import {
   encodeCursor,
+  INTENT_FROM,
   type NewTask,
   type OwnerScope,
   ownerKey,
@@ -424,9 +425,11 @@ export function describeTaskStoreContract(
         "cancelled",
       ];
 
+      // The statuses each intent may start from come from core's table (INTENT_FROM), so a
+      // change there is one edit that every store must follow to pass.
       for (const from of statuses) {
         for (const op of Object.keys(ops) as Op[]) {
-          const active = from === "working" || from === "input_required";
+          const active = INTENT_FROM[op].includes(from);
           const to = resulting[op] === "same" ? from : resulting[op];
           const title = active
             ? `${op} moves ${from} → ${to}, bumping version and lastUpdatedAt`
