@@ -1,4 +1,5 @@
 import { taskErrors } from "./errors.js";
+import { validateOwnerLimits } from "./fairness.js";
 import type { Owner } from "./owner.js";
 import {
   DEFAULT_EXECUTION_POLICY,
@@ -161,6 +162,7 @@ export function validateNewTask(input: NewTask): ExecutionPolicy {
     throw taskErrors.invalidTask("request.toolName must be a non-empty string");
   }
   const policy = executionPolicy(input.execution);
+  validateOwnerLimits(input.ownerLimits);
   if (
     input.lease !== undefined &&
     !(
