@@ -239,18 +239,18 @@ export class MemoryTaskStore implements TaskQueueStore {
     };
   }
 
-  async create(input: NewTask, scope: OwnerScope): Promise<TaskRecord> {
+  async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {
     this.#open();
-    if (this.#tasks.has(input.taskId)) throw taskErrors.alreadyExists(input.taskId);
+    if (this.#tasks.has(task.taskId)) throw taskErrors.alreadyExists(task.taskId);
     const key = scope.ownerKey;
-    validateNewTask(input);
+    validateNewTask(task);
     const use = this.#queueUse.get(key);
-    const task = underOwnerLimits(
-      input,
-      countedRunning(use?.working ?? 0, use?.waiting ?? 0, input.ownerLimits ?? {}),
+    const fair = underOwnerLimits(
+      task,
+      countedRunning(use?.working ?? 0, use?.waiting ?? 0, task.ownerLimits ?? {}),
       use?.queued ?? 0,
     );
-    const record = newTaskRecord(task, scope.owner, this.#clock.now());
+    const record = newTaskRecord(fair, scope.owner, this.#clock.now());
     const bytes = this.#countBytes ? payloadBytes(record.request.arguments) : 0;
     let list = this.#owners.get(key);
     if (
