@@ -1,6 +1,6 @@
-import type { OwnerLimits } from "./fairness.js";
 import { SpanKind, type Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
+import type { OwnerLimits } from "./fairness.js";
 import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";

@@ -1,5 +1,5 @@
-import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import type { OwnerLimits } from "./fairness.js";
+import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import type { OwnerScope } from "./owner.js";
 import type {
   Fence,

@@ -820,7 +820,10 @@ describe("durable execution", () => {
       for (let i = 0; i < 12; i++) {
         const runner = i % 2 === 0 ? a.runner : b.runner;
         flood.push(
-          await runner.start(alice, { era, request: { toolName: "job", arguments: { long: true } } }),
+          await runner.start(alice, {
+            era,
+            request: { toolName: "job", arguments: { long: true } },
+          }),
         );
       }
       // Created at once on the creating node while Alice was under her cap, queued after.
@@ -851,7 +854,10 @@ describe("durable execution", () => {
       });
       const job = tool("job", () => text("ok"));
       const { service, runner } = node(store, { tools: [ask, job], concurrency: 1 });
-      const asking = await runner.start(alice, { era, request: { toolName: "ask", arguments: {} } });
+      const asking = await runner.start(alice, {
+        era,
+        request: { toolName: "ask", arguments: {} },
+      });
       await until(
         () => service.get(alice, asking.taskId),
         (t) => t.status === "input_required",

@@ -42,6 +42,7 @@ import {
   type UsageSnapshot,
   utf8Length,
   validateNewTask,
+  validateOwnerLimits,
   WORKER_LOST_ERROR,
 } from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
@@ -342,15 +343,21 @@ export class DrizzleTaskStore implements TaskQueueStore {
       json: createJson(task, scope, request, policy, bytes, traceContext),
       taskId: String(task.taskId),
     };
+    // A create that may claim under a running limit is serialised with the claims (it is
+    // not batched): its count of the owner's running tasks is then exact across nodes.
+    const locked = lease !== undefined && task.ownerLimits?.maxRunningPerOwner !== undefined;
     for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
-      const row = await this.#creates.submit(entry);
+      const row = locked
+        ? (await this.#sendLocked("create", [entry]))[0]
+        : await this.#creates.submit(entry);
       if (row !== undefined) {
+        const holder = (row.lease_holder as string | null) ?? null;
         // The statement returns only the database's part; the rest is what went in.
         const createdAt = Number(row.created_at);
         const record: TaskRecord = {
           taskId: task.taskId,
           status: "working",
-          statusMessage: task.statusMessage ?? null,
+          statusMessage: (row.status_message as string | null) ?? null,
           createdAt,
           lastUpdatedAt: createdAt,
           ttlMs: task.ttlMs ?? null,
@@ -373,10 +380,10 @@ export class DrizzleTaskStore implements TaskQueueStore {
           cancelRequestedAt: null,
           execution: {
             ...policy,
-            attempt: lease === undefined ? 0 : 1,
-            holder: lease?.holder ?? null,
-            fencingToken: lease === undefined ? 0 : 1,
-            leaseExpiresAt: lease === undefined ? null : Number(row.lease_expires_at),
+            attempt: holder === null ? 0 : 1,
+            holder,
+            fencingToken: holder === null ? 0 : 1,
+            leaseExpiresAt: holder === null ? null : Number(row.lease_expires_at),
             availableAt: null,
           },
           traceContext,
@@ -384,7 +391,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
         };
         this.#changed(record, "created");
         // Without a holder the task is in the queue, for any worker to claim.
-        if (lease === undefined) this.#changed(record, "queued");
+        if (holder === null) this.#changed(record, "queued");
         return record;
       }
       // Nothing inserted: the id is taken, or the counters say a bound is reached. One read
@@ -701,12 +708,26 @@ export class DrizzleTaskStore implements TaskQueueStore {
     const limit = positiveLimit(options.limit, 0);
     const tools = options.toolNames;
     if (limit === 0 || (tools !== undefined && tools.length === 0)) return [];
-    const params: unknown[] = [holder, leaseMs, this.#now(), limit];
+    validateOwnerLimits(options);
+    const params: unknown[] = [
+      holder,
+      leaseMs,
+      this.#now(),
+      limit,
+      options.maxRunningPerOwner ?? null,
+      options.maxWaitingPerOwner ?? null,
+    ];
     if (tools !== undefined) params.push(JSON.stringify(tools));
+    // After the claim lock, in one transaction: claims run one at a time across the cluster.
     const rows = await this.#run(
       "claim",
       tools === undefined ? this.#sql.claim : this.#sql.claimTools,
       params,
+      (text, values) =>
+        this.#exec.transaction(async (_exec, query) => {
+          await query(this.#sql.claimLock, [this.#table]);
+          return query(text, values);
+        }),
     );
     // RETURNING gives no order: oldest first, as they were picked.
     rows.sort((x, y) => Number(x.seq) - Number(y.seq));
@@ -919,6 +940,23 @@ export class DrizzleTaskStore implements TaskQueueStore {
    * a create that inserted nothing. A second create of an id already in the batch is not
    * sent: it inserts nothing, and the store finds out why afterwards.
    */
+  /**
+   * Creates in one transaction after the claim lock (see `Statements.claim`): serialised with
+   * every claim and every other such create on any node.
+   */
+  async #sendLocked(operation: string, batch: readonly Create[]): Promise<(Row | undefined)[]> {
+    const json = `[${batch.map((c, i) => `{"i":${i},${c.json}`).join(",")}]`;
+    const rows = await this.#run(operation, this.#sql.create, [this.#now(), json], (text, params) =>
+      this.#exec.transaction(async (_exec, query) => {
+        await query(this.#sql.claimLock, [this.#table]);
+        return query(text, params);
+      }),
+    );
+    const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
+    for (const row of rows) byPosition[Number(row.i)] = row;
+    return byPosition;
+  }
+
   async #sendCreates(batch: readonly Create[]): Promise<(Row | undefined)[]> {
     const seen = new Set<string>();
     const parts: string[] = [];
@@ -1065,7 +1103,12 @@ function createJson(
   const str = (value: string | null | undefined) => JSON.stringify(value ?? null);
   const num = (value: number | null | undefined) => JSON.stringify(value ?? null);
   // The request is JSON text already (checked by `toJson`): it goes in as it is.
-  return `"id":${JSON.stringify(String(task.taskId))},"k":${JSON.stringify(scope.ownerKey)},"pp":${str(o.principalId)},"pt":${str(o.tenantId)},"pa":${str(o.audience)},"era":${str(task.era)},"m":${str(task.statusMessage)},"r":${request},"ttl":${num(task.ttlMs)},"an":${str(task.ttlAnchor)},"pi":${num(task.pollIntervalMs)},"tn":${str(task.request.toolName)},"ma":${policy.maxAttempts},"bo":${policy.backoffMs},"re":${policy.retryOnError},"dl":${num(policy.deadlineMs)},"b":${bytes},"tp":${str(traceContext?.traceparent)},"ts":${str(traceContext?.tracestate)},"h":${str(lease?.holder)},"l":${num(lease?.durationMs)}}`;
+  const limits = task.ownerLimits;
+  const fair =
+    limits === undefined
+      ? `"ol":false,"nm":false,"mr":null,"mw":null`
+      : `"ol":true,"nm":${task.statusMessage === undefined},"mr":${num(limits.maxRunningPerOwner)},"mw":${num(limits.maxWaitingPerOwner)}`;
+  return `${fair},"id":${JSON.stringify(String(task.taskId))},"k":${JSON.stringify(scope.ownerKey)},"pp":${str(o.principalId)},"pt":${str(o.tenantId)},"pa":${str(o.audience)},"era":${str(task.era)},"m":${str(task.statusMessage)},"r":${request},"ttl":${num(task.ttlMs)},"an":${str(task.ttlAnchor)},"pi":${num(task.pollIntervalMs)},"tn":${str(task.request.toolName)},"ma":${policy.maxAttempts},"bo":${policy.backoffMs},"re":${policy.retryOnError},"dl":${num(policy.deadlineMs)},"b":${bytes},"tp":${str(traceContext?.traceparent)},"ts":${str(traceContext?.tracestate)},"h":${str(lease?.holder)},"l":${num(lease?.durationMs)}}`;
 }
 
 /** Usage rows (owner key, tasks, bytes) as a snapshot; the total is the sum of the owners'. */

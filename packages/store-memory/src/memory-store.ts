@@ -54,12 +54,12 @@ import {
   taskErrors,
   taskPayloadBytes,
   UNOWNED_KEY,
+  type UsageAudit,
+  type UsageCounts,
   underOwnerLimits,
   underRunningLimit,
   validateNewTask,
   validateOwnerLimits,
-  type UsageAudit,
-  type UsageCounts,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
@@ -811,8 +811,7 @@ export class MemoryTaskStore implements TaskQueueStore {
     slot.queueMark = null;
     if (mark === FRESH) {
       this.#ready.get(slot.ownerKey)?.get(slot.record.request.toolName)?.noteListDeath();
-    }
-    else mark.kill();
+    } else mark.kill();
   }
 
   /** Moves queued tasks whose backoff ended into their tool's ready heap. */

@@ -419,11 +419,15 @@ export function describeQueueStoreContract(
         expect(first?.taskId).toBe(tasks[0]!.taskId);
         expect(await claim()).toEqual([]);
         // Parked on a question: within the waiting limit, it no longer counts.
-        await store.requireInput(first!.taskId, runOf(first!), { q: { method: "elicitation/create" } });
+        await store.requireInput(first!.taskId, runOf(first!), {
+          q: { method: "elicitation/create" },
+        });
         const [second] = await claim();
         expect(second?.taskId).toBe(tasks[1]!.taskId);
         // A second waiting task is beyond the waiting limit: it counts again.
-        await store.requireInput(second!.taskId, runOf(second!), { q: { method: "elicitation/create" } });
+        await store.requireInput(second!.taskId, runOf(second!), {
+          q: { method: "elicitation/create" },
+        });
         expect(await claim()).toEqual([]);
         // Answered, the first works again and counts; the second now waits within the limit.
         await store.submitInput(first!.taskId, ALICE, { q: { action: "accept", content: {} } });

@@ -58,12 +58,12 @@ import {
   submitTaskInput,
   type TaskQueueStore,
   takeTaskInputResponses,
+  taskErrors,
+  taskPayloadBytes,
   underOwnerLimits,
   underRunningLimit,
   validateNewTask,
   validateOwnerLimits,
-  taskErrors,
-  taskPayloadBytes,
 } from "../../src/store-api.js";
 
 /** The status message of a task its stopping worker handed back (`releaseLease`). */
