@@ -421,8 +421,11 @@ export class TaskRunner {
       this.#runs.delete(run);
       this.#busy.delete(run);
       this.#unpark(run);
-      // A slot came free: look for queued work.
-      this.#wake();
+      // A slot came free: look for queued work. Under a per-owner cap, a short claim does
+      // not mean the queue is empty (owners at their cap were left out), and this run's end
+      // may have put its owner back under its cap: a sign of claimable work.
+      if (this.ownerLimits.maxRunningPerOwner !== undefined) this.#workMayBeQueued();
+      else this.#wake();
     });
   }
 

@@ -592,7 +592,10 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
     // at most MAX_CLAIM_OWNERS of them; each owner's running count (core's `countedRunning`);
     // the oldest claimable rows of each owner under its limit, up to its room; then the rows in
     // turn, the owner with the fewest running tasks first (the rows this claim takes included)
-    // and ties to the older row. Each picked row gets the next run: attempt and fencing token
+    // and ties to the older row. The picked rows are updated through the primary key: the
+    // re-check that nobody took or ended a row meanwhile is worded so that it does not match
+    // the claim-owner index's predicate (holders are never empty), or the planner, misled by
+    // stale statistics, walks that whole index instead. Each gets the next run: attempt and fencing token
     // + 1, the holder and a lease. A row changed meanwhile by another writer (cancelled,
     // deleted) is re-checked by the UPDATE and skipped.
     const claim = (tools: boolean) => `WITH RECURSIVE o(k) AS (
@@ -625,8 +628,9 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
 UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 1,
     lease_holder = $1::text, lease_expires_at = n.now + ${msInterval("$2")},
     available_at = NULL, version = t.version + 1
-  FROM c, (SELECT ${nowOf("$3")} AS now) AS n
-  WHERE t.id = c.id AND t.lease_holder IS NULL AND t.status IN ${ACTIVE}
+  FROM (SELECT ${nowOf("$3")} AS now) AS n
+  WHERE t.id = ANY(ARRAY(SELECT c.id FROM c))
+    AND coalesce(t.lease_holder, '') = '' AND t.status <> ALL(ARRAY['completed', 'failed', 'cancelled'])
   RETURNING t.seq::float8 AS seq, ${cols("t")}${note("t", "claimed")}`;
     // Taken before each claim, and before each create that may claim ($1 the table's name).
     this.claimLock = "SELECT pg_advisory_xact_lock(hashtext($1::text))";

@@ -718,16 +718,11 @@ export class DrizzleTaskStore implements TaskQueueStore {
       options.maxWaitingPerOwner ?? null,
     ];
     if (tools !== undefined) params.push(JSON.stringify(tools));
-    // After the claim lock, in one transaction: claims run one at a time across the cluster.
-    const rows = await this.#run(
+    // After the claim lock: claims run one at a time across the cluster.
+    const rows = await this.#locked(
       "claim",
       tools === undefined ? this.#sql.claim : this.#sql.claimTools,
       params,
-      (text, values) =>
-        this.#exec.transaction(async (_exec, query) => {
-          await query(this.#sql.claimLock, [this.#table]);
-          return query(text, values);
-        }),
     );
     // RETURNING gives no order: oldest first, as they were picked.
     rows.sort((x, y) => Number(x.seq) - Number(y.seq));
@@ -946,15 +941,22 @@ export class DrizzleTaskStore implements TaskQueueStore {
    */
   async #sendLocked(operation: string, batch: readonly Create[]): Promise<(Row | undefined)[]> {
     const json = `[${batch.map((c, i) => `{"i":${i},${c.json}`).join(",")}]`;
-    const rows = await this.#run(operation, this.#sql.create, [this.#now(), json], (text, params) =>
-      this.#exec.transaction(async (_exec, query) => {
-        await query(this.#sql.claimLock, [this.#table]);
-        return query(text, params);
-      }),
-    );
+    const rows = await this.#locked(operation, this.#sql.create, [this.#now(), json]);
     const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
     for (const row of rows) byPosition[Number(row.i)] = row;
     return byPosition;
+  }
+
+  /**
+   * Runs `text` after taking the claim lock, in one implicit transaction of two statements
+   * sent in one round trip (a script: the parameters inlined as literals), so the statement
+   * sees every claim committed before it got the lock. One round trip, not a transaction of
+   * four: under load each round trip also waits for this process's event loop.
+   */
+  #locked(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
+    const lock = this.#sql.claimLock.replace("$1::text", sqlLiteral(this.#table));
+    const script = `${lock};\n${inlineParams(text, params)}`;
+    return this.#run(operation, script, [], (t) => this.#exec.script(t));
   }
 
   async #sendCreates(batch: readonly Create[]): Promise<(Row | undefined)[]> {
@@ -1196,3 +1198,26 @@ const NO_INPUT = {
   inputResponses: {},
   answeredInputKeys: [],
 } as unknown as TaskRecord;
+
+/**
+ * A value as an SQL literal, for a script (see `Executor.script`): NULL, a finite number, a
+ * boolean, or text as an escape-string literal (`E'…'`, read the same whatever
+ * `standard_conforming_strings` says). Text holding U+0000 is refused (core refuses it
+ * before any store; JSON text carries it escaped).
+ */
+function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw taskErrors.invalidTask("a number must be finite");
+    return String(value);
+  }
+  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
+  const text = String(value);
+  if (text.includes("\u0000")) throw taskErrors.invalidTask("text must not contain U+0000");
+  return `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+}
+
+/** `text` with its `$n` parameters replaced by their values as literals (see {@link sqlLiteral}). */
+function inlineParams(text: string, params: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => sqlLiteral(params[Number(n) - 1]));
+}
