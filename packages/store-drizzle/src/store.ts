@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type {
   ClaimOptions,
   Clock,
@@ -948,14 +949,24 @@ export class DrizzleTaskStore implements TaskQueueStore {
   }
 
   /**
-   * Runs `text` after taking the claim lock, in one implicit transaction of two statements
-   * sent in one round trip (a script: the parameters inlined as literals), so the statement
-   * sees every claim committed before it got the lock. One round trip, not a transaction of
-   * four: under load each round trip also waits for this process's event loop.
+   * Runs `text` after taking the claim lock, in one implicit transaction sent in one round
+   * trip (a script), so the statement sees every claim committed before it got the lock. One
+   * round trip, not a transaction of four: under load each round trip also waits for this
+   * process's event loop. The statement is a server-side prepared statement (made on the
+   * connection the first time it runs there) executed with its parameters as literals, with
+   * a generic plan: planning it on every claim cost ~1.5 ms inside the lock.
    */
   #locked(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
+    const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
     const lock = this.#sql.claimLock.replace("$1::text", sqlLiteral(this.#table));
-    const script = `${lock};\n${inlineParams(text, params)}`;
+    const script = `DO $prepare$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
+    EXECUTE ${dollarQuoted(`PREPARE ${name} AS ${text}`)};
+  END IF;
+END $prepare$;
+SET LOCAL plan_cache_mode = force_generic_plan;
+${lock};
+EXECUTE ${name}(${params.map(sqlLiteral).join(", ")})`;
     return this.#run(operation, script, [], (t) => this.#exec.script(t));
   }
 
@@ -1217,7 +1228,9 @@ function sqlLiteral(value: unknown): string {
   return `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 }
 
-/** `text` with its `$n` parameters replaced by their values as literals (see {@link sqlLiteral}). */
-function inlineParams(text: string, params: readonly unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => sqlLiteral(params[Number(n) - 1]));
+/** `text` as a dollar-quoted literal, with a tag it does not contain. */
+function dollarQuoted(text: string): string {
+  let tag = "q";
+  while (text.includes(`$${tag}$`)) tag += "q";
+  return `$${tag}$${text}$${tag}$`;
 }
