@@ -17,6 +17,8 @@ import { pollTask, rpc } from "./helpers/wire.js";
 /** The node's slots; the default cap is a quarter of them. */
 const CONCURRENCY = 8;
 const CAP = CONCURRENCY / 4;
+/** Bound on polls 25 ms apart: generous for a loaded CI machine, never an hour-long task. */
+const MAX_POLLS = 1200;
 /** More than the node's slots, as in the issue. */
 const FLOOD = CONCURRENCY + 4;
 const HOUR = 3600;
@@ -76,7 +78,7 @@ describe.each(STORES)("an owner's flood cannot starve another owner ($name)", ({
     for (const taskId of flood) {
       await rpc(demo.url, "tasks/cancel", { taskId }, { token: ALICE });
     }
-    for (const taskId of flood) await pollTask(demo.url, taskId, ALICE);
+    for (const taskId of flood) await pollTask(demo.url, taskId, ALICE, undefined, MAX_POLLS);
     flood = [];
   });
 
@@ -115,8 +117,8 @@ describe.each(STORES)("an owner's flood cannot starve another owner ($name)", ({
       { token: BOB },
     );
     const bobs = String(body?.result?.taskId);
-    // Bounded (400 polls 25 ms apart): within seconds, not after an hour-long task.
-    const done = await pollTask(demo.url, bobs, BOB);
+    // Bounded: within seconds, not after an hour-long task.
+    const done = await pollTask(demo.url, bobs, BOB, undefined, MAX_POLLS);
     expect(done.status).toBe("completed");
     await expectFloodAtItsCap();
   });
@@ -146,7 +148,7 @@ describe.each(STORES)("an owner's flood cannot starve another owner ($name)", ({
         { task: { ttl: 600_000 } },
       );
       let status = created.task.status;
-      for (let i = 0; i < 400 && status !== "completed"; i++) {
+      for (let i = 0; i < MAX_POLLS && status !== "completed"; i++) {
         await new Promise((resolve) => setTimeout(resolve, 25));
         status = (await bob.experimental.tasks.getTask(created.task.taskId)).status;
       }
