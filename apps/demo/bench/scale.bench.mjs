@@ -285,7 +285,7 @@ async function main() {
   );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   const verdicts = [];
-  for (const { kind, rows, expiry } of results) {
+  for (const { kind, rows } of results) {
     const empty = rows.find((r) => r.live === 0);
     for (const r of rows) {
       const rps = median(r.http.map((h) => h.rps));

@@ -44,6 +44,13 @@ export interface DemoAppOptions {
   readonly role?: "all" | "http" | "worker";
   /** Most task handlers running at once on this node; default 16 per CPU core. */
   readonly concurrency?: number;
+  /**
+   * Most tasks one owner may have running at once across the cluster; default a quarter of
+   * `concurrency` (at least 1), `Infinity` for no cap. See `TaskRunnerOptions`.
+   */
+  readonly maxRunningPerOwner?: number;
+  /** Of one owner's tasks waiting for input, how many hold no worker; default `concurrency`. */
+  readonly maxWaitingPerOwner?: number;
   /** Run the core janitor this often (one pass at a time); default off (0). */
   readonly sweepIntervalMs?: number;
   /** Told about errors no client can receive (sweeps, legacy sessions); default `console.error`. */
@@ -106,6 +113,12 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     tools,
     claim: role !== "http",
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...(options.maxRunningPerOwner !== undefined && {
+      maxRunningPerOwner: options.maxRunningPerOwner,
+    }),
+    ...(options.maxWaitingPerOwner !== undefined && {
+      maxWaitingPerOwner: options.maxWaitingPerOwner,
+    }),
     ...(options.lease && { lease: options.lease }),
   });
   const legacy = options.legacy === true;

@@ -63,6 +63,13 @@ export interface DemoConfig {
   readonly role: Role;
   /** Most task handlers running at once on this node. */
   readonly concurrency: number | undefined;
+  /**
+   * Most tasks one owner may have running at once across the cluster (`Infinity`: no cap;
+   * `undefined`: the runner's default, a quarter of the concurrency).
+   */
+  readonly ownerRunningCap: number | undefined;
+  /** Of one owner's tasks waiting for input, how many hold no worker (`undefined`: default). */
+  readonly ownerWaitingCap: number | undefined;
   /** Where traces go: off (default), console, or OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
   readonly otel: OtelMode;
   readonly help: boolean;
@@ -144,6 +151,13 @@ Options (flag / environment variable):
                                        only /metrics and /health (pglite/postgres)
   --concurrency N     MCP_TASKS_CONCURRENCY  most task handlers running at once on this node
                                        (default 16 per CPU core); more tasks wait, "Queued"
+  --owner-running-cap N|off  MCP_TASKS_OWNER_RUNNING_CAP  most tasks one owner may have
+                                       running at once across all nodes (default a quarter
+                                       of --concurrency, at least 1); more wait, "Queued:
+                                       owner limit reached"; off for no cap
+  --owner-waiting-cap N|off  MCP_TASKS_OWNER_WAITING_CAP  of one owner's tasks waiting for
+                                       input, how many hold no worker slot (default
+                                       --concurrency); the rest count as running
   --otel MODE         DEMO_OTEL        off | console | otlp (default off): OpenTelemetry traces
                                        of task creation, runs and polls; otlp sends them to
                                        OTEL_EXPORTER_OTLP_ENDPOINT (default localhost:4318)
@@ -247,6 +261,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
         legacy: { type: "string" },
         role: { type: "string" },
         concurrency: { type: "string" },
+        "owner-running-cap": { type: "string" },
+        "owner-waiting-cap": { type: "string" },
         otel: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -284,6 +300,22 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     concurrencyText === undefined
       ? undefined
       : positiveInt("--concurrency", concurrencyText, 1, 10_000);
+  const cap = (flag: string, text: string | undefined, min: number) =>
+    text === undefined
+      ? undefined
+      : text === "off"
+        ? Number.POSITIVE_INFINITY
+        : positiveInt(flag, text, min, 1_000_000);
+  const ownerRunningCap = cap(
+    "--owner-running-cap",
+    values["owner-running-cap"] ?? (env.MCP_TASKS_OWNER_RUNNING_CAP || undefined),
+    1,
+  );
+  const ownerWaitingCap = cap(
+    "--owner-waiting-cap",
+    values["owner-waiting-cap"] ?? (env.MCP_TASKS_OWNER_WAITING_CAP || undefined),
+    0,
+  );
   const schema = values.schema ?? (env.MCP_TASKS_SCHEMA || undefined);
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,40}$/.test(schema)) {
     throw new ConfigError(
@@ -422,6 +454,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): De
     legacy: legacy === "on",
     role,
     concurrency,
+    ownerRunningCap,
+    ownerWaitingCap,
     otel,
     help: values.help ?? false,
   };

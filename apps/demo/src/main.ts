@@ -63,6 +63,8 @@ async function main(): Promise<number> {
       config.host === "127.0.0.1" || config.host === "localhost" || config.host === "::1",
     role: config.role,
     ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
+    ...(config.ownerRunningCap !== undefined && { maxRunningPerOwner: config.ownerRunningCap }),
+    ...(config.ownerWaitingCap !== undefined && { maxWaitingPerOwner: config.ownerWaitingCap }),
     ...(opened.leasing && {
       lease: { holder, durationMs: config.leaseMs },
       sweepIntervalMs: config.sweepMs,

@@ -24,6 +24,12 @@ export {
   type TaskErrorCode,
   type TaskErrorData,
 } from "./errors.js";
+export {
+  type OwnerLimits,
+  QUEUE_AHEAD_COUNT_LIMIT,
+  QUEUED_OWNER_LIMIT_MESSAGE,
+  queuedAheadMessage,
+} from "./fairness.js";
 export type { FollowOptions } from "./follow.js";
 export {
   type BoundHandlers,

@@ -1,4 +1,5 @@
 import { taskErrors } from "./errors.js";
+import { validateOwnerLimits } from "./fairness.js";
 import type { Owner } from "./owner.js";
 import { assertStorable, assertStorableOwner } from "./storable.js";
 import {
@@ -169,6 +170,7 @@ export function validateNewTask(input: NewTask, owner?: Owner): ExecutionPolicy 
   assertStorable("the request", input.request);
   assertStorable("the status message", input.statusMessage);
   const policy = executionPolicy(input.execution);
+  validateOwnerLimits(input.ownerLimits);
   if (
     input.lease !== undefined &&
     !(

@@ -97,6 +97,11 @@ export interface RunHost {
   reportError(error: unknown, taskId: string): void;
   /** The handler has returned (or thrown): the run holds no slot while it stores its outcome. */
   handlerReturned(run: Run): void;
+  /**
+   * The handler waits for input (`waiting`, after the question is stored) or goes on (its
+   * answers came, or the wait was aborted): a waiting run need not hold a handler slot.
+   */
+  waitingForInput(run: Run, waiting: boolean): void;
   /** Stores a run's outcome, retrying while the store is unavailable. */
   storeOutcome(run: Run, write: () => Promise<unknown>): Promise<void>;
 }
@@ -113,6 +118,10 @@ export class Run {
   readonly #host: RunHost;
   readonly #task: TaskRecord;
   readonly #owner: Owner;
+  /** The owner of the task this run runs. */
+  get owner(): Owner {
+    return this.#owner;
+  }
   readonly #handler: TaskHandler;
   readonly #writer: RunWriter;
   readonly #controller = new AbortController();
@@ -126,6 +135,8 @@ export class Run {
   #pendingResponses: Readonly<Record<string, InputResponse>> = {};
   /** Set once the run's outcome is decided (by the handler, or by the deadline). */
   #settled = false;
+  /** `requireInput` calls waiting on stored questions. */
+  #inputWaits = 0;
   /** This run's span (`mcp.task.run`), from {@link execute} until the run is over. */
   #span: Span | undefined;
   /** The status last recorded on the span, to add an event only when it changes. */
@@ -676,7 +687,13 @@ export class Run {
       }
     }
     this.#deliverAnswers();
-    await all;
+    const parked = Object.keys(missing).length > 0;
+    if (parked && this.#inputWaits++ === 0) this.#host.waitingForInput(this, true);
+    try {
+      await all;
+    } finally {
+      if (parked && --this.#inputWaits === 0) this.#host.waitingForInput(this, false);
+    }
     this.#noteInput("received", [...keyOf.values()]);
     const out: Record<string, InputResponse> = {};
     for (const [name, key] of keyOf) out[name] = answers.get(key) as InputResponse;

@@ -2,9 +2,10 @@ import { availableParallelism } from "node:os";
 import type { Tracer } from "@opentelemetry/api";
 import { ChangeFeed } from "./change-feed.js";
 import { isTaskError } from "./errors.js";
+import { type OwnerLimits, validateOwnerLimits } from "./fairness.js";
 import { createIdGenerator } from "./ids.js";
 import { isTerminal } from "./lifecycle.js";
-import type { Owner } from "./owner.js";
+import { type Owner, ownerKey } from "./owner.js";
 import { Run, type RunHost, RunStoppedError } from "./run.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
 import type { Unsubscribe } from "./store.js";
@@ -103,6 +104,21 @@ export interface TaskRunnerOptions {
    */
   readonly concurrency?: number;
   /**
+   * Most tasks one owner may have running at once across every node sharing the store
+   * (the cap is enforced by the store's claim, atomically, so nodes together never exceed
+   * it); a task created to run at once is created queued when its owner is at it. Default:
+   * a quarter of `concurrency`, at least 1, so that one owner cannot take a shared node's
+   * workers from everyone else. `Infinity` for no cap (a single-tenant server).
+   */
+  readonly maxRunningPerOwner?: number;
+  /**
+   * Of one owner's tasks waiting for input (a handler parked in `ctx.requireInput`), this
+   * many hold no handler slot and do not count against `maxRunningPerOwner`; beyond it, a
+   * waiting task holds its slot and counts as running. Default `concurrency`, or no limit
+   * when `maxRunningPerOwner` is `Infinity`. `Infinity` for no limit.
+   */
+  readonly maxWaitingPerOwner?: number;
+  /**
    * How often to look for claimable tasks and recover orphans even without a change
    * notification (which wakes claiming at once); default 500 ms. A dead worker's task is
    * re-run at most this long after its lease ran out (lease + 0.5 s by default), for two
@@ -135,6 +151,8 @@ export class TaskRunner {
   readonly holder: string;
   /** Most handlers running at once. */
   readonly concurrency: number;
+  /** The per-owner limits this runner's claims and creations apply (see the options). */
+  readonly ownerLimits: OwnerLimits;
   readonly #tools = new Map<string, ToolDefinition>();
   /**
    * Every run on this node that has not finished. Runs, not task ids: this node may hold a
@@ -148,6 +166,12 @@ export class TaskRunner {
    * slot, so the next task starts during that round trip (see {@link #room}).
    */
   readonly #busy = new Set<Run>();
+  /**
+   * The runs whose handler waits for input and holds no slot, by owner key: at most
+   * `maxWaitingPerOwner` per owner (a waiting run beyond it keeps its slot).
+   */
+  readonly #parked = new Map<string, Set<Run>>();
+  #parkedCount = 0;
   readonly #progress = new ChangeFeed<TaskProgress>((error, report) =>
     this.#onError(error, report.taskId),
   );
@@ -196,6 +220,20 @@ export class TaskRunner {
     if (!(Number.isSafeInteger(this.concurrency) && this.concurrency >= 1)) {
       throw new RangeError("concurrency must be a positive integer");
     }
+    const maxRunning = options.maxRunningPerOwner ?? Math.max(1, Math.floor(this.concurrency / 4));
+    // No running cap (a single-tenant server) means no per-owner limit at all, unless asked:
+    // claims then need not count anything, so they run side by side without the claim lock.
+    const maxWaiting =
+      options.maxWaitingPerOwner ??
+      (maxRunning === Number.POSITIVE_INFINITY ? Number.POSITIVE_INFINITY : this.concurrency);
+    this.ownerLimits = {
+      ...(maxRunning !== Number.POSITIVE_INFINITY && { maxRunningPerOwner: maxRunning }),
+      ...(maxWaiting !== Number.POSITIVE_INFINITY && { maxWaitingPerOwner: maxWaiting }),
+    };
+    if ((this.ownerLimits.maxRunningPerOwner ?? 1) < 1) {
+      throw new RangeError("maxRunningPerOwner must be a positive integer or Infinity");
+    }
+    validateOwnerLimits(this.ownerLimits);
     this.#host = {
       service: this.service,
       holder: this.holder,
@@ -211,6 +249,7 @@ export class TaskRunner {
       },
       reportError: (error, taskId) => this.#onError(error, taskId),
       handlerReturned: (run) => this.#freeSlot(run),
+      waitingForInput: (run, waiting) => this.#waitingForInput(run, waiting),
       storeOutcome: (run, write) => this.#storeOutcome(run, write),
     };
     this.register(options.tools ?? []);
@@ -281,9 +320,8 @@ export class TaskRunner {
         ...create,
         ...(execution !== undefined && { execution }),
         ...(queues && runHere && { lease: { holder: this.holder, durationMs: this.#leaseMs } }),
-        ...(queues &&
-          !runHere &&
-          create.statusMessage === undefined && { statusMessage: "Queued" }),
+        // The store creates it queued when its owner is at its limit, and says why it waits.
+        ...(queues && { ownerLimits: this.ownerLimits }),
       });
     } finally {
       if (queues && runHere) {
@@ -291,7 +329,10 @@ export class TaskRunner {
         this.#creating -= 1;
       }
     }
-    if (runHere) this.#launch(record, handler);
+    // Created queued instead (its owner is at its limit): a claim takes it later.
+    if (runHere && (!queues || record.execution.holder === this.holder)) {
+      this.#launch(record, handler);
+    }
     return record;
   }
 
@@ -383,8 +424,12 @@ export class TaskRunner {
     run.done = run.execute().finally(() => {
       this.#runs.delete(run);
       this.#busy.delete(run);
-      // A slot came free: look for queued work.
-      this.#wake();
+      this.#unpark(run);
+      // A slot came free: look for queued work. Under a per-owner cap, a short claim does
+      // not mean the queue is empty (owners at their cap were left out), and this run's end
+      // may have put its owner back under its cap: a sign of claimable work.
+      if (this.ownerLimits.maxRunningPerOwner !== undefined) this.#workMayBeQueued();
+      else this.#wake();
     });
   }
 
@@ -444,8 +489,8 @@ export class TaskRunner {
    */
   #room(): number {
     const freeSlots = this.concurrency - this.#busy.size;
-    // Running plus settling runs stay within twice the concurrency.
-    const underSettlingCap = 2 * this.concurrency - this.#runs.size;
+    // Running plus settling runs stay within twice the concurrency (parked ones aside).
+    const underSettlingCap = 2 * this.concurrency - (this.#runs.size - this.#parkedCount);
     return Math.min(freeSlots, underSettlingCap) - this.#reserved;
   }
 
@@ -460,7 +505,7 @@ export class TaskRunner {
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     const freeSlots = this.concurrency - this.#busy.size;
-    const underSettlingCap = 2 * this.concurrency - this.#runs.size;
+    const underSettlingCap = 2 * this.concurrency - (this.#runs.size - this.#parkedCount);
     return Math.min(freeSlots, underSettlingCap) - this.#creating;
   }
 
@@ -478,6 +523,42 @@ export class TaskRunner {
     if (this.#busy.delete(run)) this.#wake();
   }
 
+  /**
+   * A handler parked on a question gives its slot up while its owner has fewer than
+   * `maxWaitingPerOwner` parked runs here (the store counts the same way cluster-wide); it
+   * takes a slot again when it goes on, even past `concurrency` for a moment (claims wait
+   * until the runs are back under it).
+   */
+  #waitingForInput(run: Run, waiting: boolean): void {
+    if (!waiting) {
+      if (this.#unpark(run) && this.#runs.has(run)) this.#busy.add(run);
+      return;
+    }
+    if (!this.#busy.has(run)) return;
+    const key = ownerKey(run.owner);
+    let parked = this.#parked.get(key);
+    const limit = this.ownerLimits.maxWaitingPerOwner ?? Number.POSITIVE_INFINITY;
+    if ((parked?.size ?? 0) >= limit) return;
+    if (parked === undefined) {
+      parked = new Set();
+      this.#parked.set(key, parked);
+    }
+    parked.add(run);
+    this.#parkedCount += 1;
+    this.#busy.delete(run);
+    this.#wake();
+  }
+
+  /** Takes a run out of the parked ones; true when it was parked. */
+  #unpark(run: Run): boolean {
+    const key = ownerKey(run.owner);
+    const parked = this.#parked.get(key);
+    if (parked === undefined || !parked.delete(run)) return false;
+    this.#parkedCount -= 1;
+    if (parked.size === 0) this.#parked.delete(key);
+    return true;
+  }
+
   async #claim(room: number): Promise<void> {
     this.#claimsInFlight += 1;
     this.#reserved += room;
@@ -488,6 +569,7 @@ export class TaskRunner {
         limit: room,
         leaseMs: this.#leaseMs,
         toolNames: [...this.#tools.keys()],
+        ...this.ownerLimits,
       });
     } catch (error) {
       if (!isTaskError(error, "store_unavailable")) this.#onError(error, "*");

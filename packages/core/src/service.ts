@@ -1,5 +1,6 @@
 import { SpanKind, type Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
+import type { OwnerLimits } from "./fairness.js";
 import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
@@ -77,6 +78,8 @@ export interface CreateTaskInput {
   readonly statusMessage?: string | null;
   /** The lease a worker takes with the create; see {@link NewTask.lease}. */
   readonly lease?: TaskLease;
+  /** The queue's per-owner limits; see {@link NewTask.ownerLimits}. */
+  readonly ownerLimits?: OwnerLimits;
   /** How the task may be executed (retries, deadline); default one run, no deadline. */
   readonly execution?: Partial<ExecutionPolicy>;
   /**
@@ -158,10 +161,14 @@ export class TaskService {
           ttlMs,
           ttlAnchor: this.ttlPolicy.anchor,
           pollIntervalMs: this.pollIntervalMs,
-          statusMessage: input.statusMessage ?? null,
+          // Left out under owner limits: a task created queued then says why it waits.
+          ...((input.statusMessage !== undefined || input.ownerLimits === undefined) && {
+            statusMessage: input.statusMessage ?? null,
+          }),
           // Without an SDK this is the incoming context itself (or none).
           traceContext: traceContextOf(span),
           ...(input.lease !== undefined && { lease: input.lease }),
+          ...(input.ownerLimits !== undefined && { ownerLimits: input.ownerLimits }),
           ...(input.execution !== undefined && { execution: input.execution }),
         },
         scope,

@@ -13,6 +13,12 @@
 export { ChangeFeed } from "./change-feed.js";
 export { decodeCursor, decodeSequenceCursor, encodeCursor } from "./cursor.js";
 export { taskErrors } from "./errors.js";
+export {
+  countedRunning,
+  underOwnerLimits,
+  underRunningLimit,
+  validateOwnerLimits,
+} from "./fairness.js";
 export { type FollowSource, followTask } from "./follow.js";
 export {
   ACTIVE_STATUSES,

@@ -1,3 +1,4 @@
+import type { OwnerLimits } from "./fairness.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import type { OwnerScope } from "./owner.js";
 import type {
@@ -195,8 +196,12 @@ export interface TaskStore {
   close(): Promise<void>;
 }
 
-/** What a worker asks {@link TaskQueueStore.claim} for. */
-export interface ClaimOptions {
+/**
+ * What a worker asks {@link TaskQueueStore.claim} for. The per-owner limits
+ * ({@link OwnerLimits}) hold across every node sharing the store: a claim takes nothing of
+ * an owner at `maxRunningPerOwner`, however many claims run at once.
+ */
+export interface ClaimOptions extends OwnerLimits {
   /** Most tasks to claim (the worker's free capacity). */
   readonly limit: number;
   /** How long the new runs' leases last before their holder must renew them. */
@@ -237,10 +242,17 @@ export interface OrphanSweep {
  */
 export interface TaskQueueStore extends TaskStore {
   /**
-   * Claims up to `limit` claimable tasks (running, queued, past their backoff), oldest
-   * first, across owners, in one atomic step: each gets the next fencing token, one more
-   * attempt, `holder` and a lease. Two workers never claim the same task. Tasks with a
-   * cancel request are claimed too: the worker acknowledges them without running.
+   * Claims up to `limit` claimable tasks (running, queued, past their backoff) in one
+   * atomic step: each gets the next fencing token, one more attempt, `holder` and a lease.
+   * Two workers never claim the same task. Tasks with a cancel request are claimed too: the
+   * worker acknowledges them without running.
+   *
+   * Fair across owners: each owner's tasks are taken oldest first, and the workers are
+   * shared out one task at a time to the owner with the fewest running tasks (counted as
+   * {@link OwnerLimits} says, with the tasks this claim already took), ties going to the
+   * owner whose oldest queued task is oldest. So with no backlog it is creation order, and
+   * one owner's backlog delays another owner's new task by at most one claim. Owners at
+   * `maxRunningPerOwner` are skipped. Returned oldest first.
    */
   claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]>;
 

@@ -1,3 +1,4 @@
+import type { OwnerLimits } from "./fairness.js";
 import type { Owner } from "./owner.js";
 import type { TraceContext } from "./trace-context.js";
 
@@ -191,6 +192,15 @@ export interface NewTask {
    * to claim.
    */
   readonly lease?: TaskLease;
+  /**
+   * The queue's per-owner limits, when the creator applies them (the runner does). A task
+   * with a `lease` is then claimed at creation only while its owner is under
+   * `maxRunningPerOwner` (counted as a claim counts it), and created queued otherwise. A
+   * task created queued with no `statusMessage` then says why it waits:
+   * `QUEUED_OWNER_LIMIT_MESSAGE` when its owner is at the limit, else
+   * `queuedAheadMessage` with the owner's queued tasks ahead of it.
+   */
+  readonly ownerLimits?: OwnerLimits;
   /** The task's execution policy; default {@link DEFAULT_EXECUTION_POLICY}. */
   readonly execution?: Partial<ExecutionPolicy>;
   /**

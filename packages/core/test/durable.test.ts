@@ -4,6 +4,8 @@ import {
   ManualClock,
   type Owner,
   owner,
+  QUEUED_OWNER_LIMIT_MESSAGE,
+  queuedAheadMessage,
   RunStoppedError,
   type TaskContext,
   type TaskRecord,
@@ -41,6 +43,8 @@ function node(store: ReferenceTaskStore, options: Partial<TaskRunnerOptions> = {
     scanIntervalMs: 10,
     recheckMs: 20,
     onError: () => {},
+    // These tests are about one node's slots; the per-owner cap has tests of its own.
+    maxRunningPerOwner: Number.POSITIVE_INFINITY,
     ...options,
   });
   runners.push(runner);
@@ -132,7 +136,7 @@ describe("durable execution", () => {
       era,
       request: { toolName: "job", arguments: {} },
     });
-    expect(created.statusMessage).toBe("Queued");
+    expect(created.statusMessage).toBe(queuedAheadMessage(0));
     expect(created.execution.holder).toBeNull();
     await sleep(30);
     expect((await http.service.get(alice, created.taskId)).status).toBe("working");
@@ -160,7 +164,10 @@ describe("durable execution", () => {
     for (let i = 0; i < 10; i++) {
       tasks.push(await runner.start(alice, { era, request: { toolName: "job", arguments: {} } }));
     }
-    expect(tasks.filter((t) => t.statusMessage === "Queued")).toHaveLength(8);
+    // Each queued one says how many of the owner's tasks are ahead of it.
+    expect(tasks.slice(2).map((t) => t.statusMessage)).toEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7].map(queuedAheadMessage),
+    );
     for (const t of tasks) {
       await until(
         () => service.get(alice, t.taskId),
@@ -788,5 +795,110 @@ describe("durable execution", () => {
     }
     expect(peak.get("w1") ?? 0).toBeLessThanOrEqual(3);
     expect(peak.get("w2") ?? 0).toBeLessThanOrEqual(5);
+  });
+
+  describe("fair share between owners", () => {
+    const bob = owner({ principalId: "bob" });
+
+    it("caps an owner's running tasks across nodes; another owner's task runs at once", async () => {
+      const store = new ReferenceTaskStore();
+      const hold = gate();
+      let running = 0;
+      let peak = 0;
+      const job = tool("job", async (args) => {
+        if (args.long !== true) return text("short");
+        running += 1;
+        peak = Math.max(peak, running);
+        await hold.opened;
+        running -= 1;
+        return text("ok");
+      });
+      const limits = { tools: [job], concurrency: 8, maxRunningPerOwner: 2 };
+      const a = node(store, { ...limits, lease: { holder: "a" } });
+      const b = node(store, { ...limits, lease: { holder: "b" } });
+      const flood: TaskRecord[] = [];
+      for (let i = 0; i < 12; i++) {
+        const runner = i % 2 === 0 ? a.runner : b.runner;
+        flood.push(
+          await runner.start(alice, {
+            era,
+            request: { toolName: "job", arguments: { long: true } },
+          }),
+        );
+      }
+      // Created at once on the creating node while Alice was under her cap, queued after.
+      expect(flood.filter((t) => t.execution.holder !== null)).toHaveLength(2);
+      expect(flood[2]?.statusMessage).toBe(QUEUED_OWNER_LIMIT_MESSAGE);
+      const bobs = await b.runner.start(bob, { era, request: { toolName: "job", arguments: {} } });
+      await until(
+        () => b.service.get(bob, bobs.taskId),
+        (t) => t.status === "completed",
+      );
+      await sleep(50); // a few scans: the cap still holds
+      expect(a.runner.active + b.runner.active).toBe(2);
+      hold.open();
+      for (const t of flood) {
+        await until(
+          () => a.service.get(alice, t.taskId),
+          (r) => r.status === "completed",
+        );
+      }
+      expect(peak).toBe(2);
+    });
+
+    it("a handler waiting for input holds no slot: another task runs meanwhile", async () => {
+      const store = new ReferenceTaskStore();
+      const ask = tool("ask", async (_args, ctx) => {
+        const { q } = await ctx.requireInput({ q: { method: "elicitation/create" } });
+        return text(JSON.stringify(q));
+      });
+      const job = tool("job", () => text("ok"));
+      const { service, runner } = node(store, { tools: [ask, job], concurrency: 1 });
+      const asking = await runner.start(alice, {
+        era,
+        request: { toolName: "ask", arguments: {} },
+      });
+      await until(
+        () => service.get(alice, asking.taskId),
+        (t) => t.status === "input_required",
+      );
+      expect(runner.active).toBe(0);
+      const other = await runner.start(bob, { era, request: { toolName: "job", arguments: {} } });
+      expect(other.execution.holder).toBe(runner.holder);
+      await until(
+        () => service.get(bob, other.taskId),
+        (t) => t.status === "completed",
+      );
+      await service.submitInput(alice, asking.taskId, { q: { action: "accept" } });
+      const done = await until(
+        () => service.get(alice, asking.taskId),
+        (t) => t.status === "completed",
+      );
+      expect(done.outcome).toMatchObject({ kind: "result" });
+    });
+
+    it("beyond maxWaitingPerOwner a waiting handler keeps its slot", async () => {
+      const store = new ReferenceTaskStore();
+      const ask = tool("ask", async (_args, ctx) => {
+        await ctx.requireInput({ q: { method: "elicitation/create" } });
+        return text("answered");
+      });
+      const { service, runner } = node(store, {
+        tools: [ask],
+        concurrency: 2,
+        maxWaitingPerOwner: 1,
+      });
+      const tasks: TaskRecord[] = [];
+      for (let i = 0; i < 2; i++) {
+        tasks.push(await runner.start(alice, { era, request: { toolName: "ask", arguments: {} } }));
+      }
+      for (const t of tasks) {
+        await until(
+          () => service.get(alice, t.taskId),
+          (r) => r.status === "input_required",
+        );
+      }
+      expect(runner.active).toBe(1);
+    });
   });
 });

@@ -50,6 +50,14 @@ const FAILOVER_SAMPLES = Number(process.env.FAILOVER_SAMPLES ?? 5);
 const LEASE_MS = Number(process.env.LEASE_MS ?? 1000);
 // The worker nodes' `concurrency` in part 1; unset: the runner's default.
 const CONCURRENCY = process.env.CONCURRENCY ? Number(process.env.CONCURRENCY) : undefined;
+// The worker nodes' `maxRunningPerOwner` in part 1 (one owner creates every task); unset: the
+// runner's default (a quarter of the concurrency); `off`: no cap.
+const OWNER_CAP =
+  process.env.OWNER_CAP === "off"
+    ? Number.POSITIVE_INFINITY
+    : process.env.OWNER_CAP
+      ? Number(process.env.OWNER_CAP)
+      : undefined;
 const SCAN_MS = 500; // the runner's default scanIntervalMs
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((w) => w.length > 0);
 const wanted = (name) => ONLY.length === 0 || ONLY.some((w) => name.startsWith(w));
@@ -129,6 +137,7 @@ async function queueRound(http, workerNodes) {
         service: node.service,
         tools: [noop],
         ...(CONCURRENCY !== undefined && { concurrency: CONCURRENCY }),
+        ...(OWNER_CAP !== undefined && { maxRunningPerOwner: OWNER_CAP }),
       }),
   );
   let outstanding = 0;

@@ -17,6 +17,12 @@ export type Query = (text: string, params: readonly unknown[]) => Promise<Row[]>
 export interface Executor {
   readonly kind: "postgres" | "node-postgres" | "pglite";
   readonly query: Query;
+  /**
+   * Runs statements without parameters (`;`-separated) in one round trip, as one implicit
+   * transaction (all or nothing; each statement sees what the ones before it committed to
+   * wait for), and resolves with the last statement's rows.
+   */
+  readonly script: (text: string) => Promise<Row[]>;
   /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
   transaction<T>(
     fn: (exec: (text: string) => Promise<void>, query: Query) => Promise<T>,
@@ -30,6 +36,11 @@ export interface Executor {
 export function postgresExecutor(sql: Sql, reachability: Reachability): Executor {
   return {
     kind: "postgres",
+    script: (text) =>
+      reachability.run(async () => {
+        const results = (await sql.unsafe(text)) as unknown as Row[] | Row[][];
+        return lastResult(results);
+      }),
     query: (text, params) =>
       reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
         Row[]
@@ -41,7 +52,8 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
             async (text) => {
               await tx.unsafe(text);
             },
-            (text, params) => tx.unsafe(text, params as never[]) as unknown as Promise<Row[]>,
+            (text, params) =>
+              tx.unsafe(text, params as never[], { prepare: true }) as unknown as Promise<Row[]>,
           ),
         ),
       ) as never,
@@ -52,6 +64,7 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
 export function pgliteExecutor(db: PGlite): Executor {
   return {
     kind: "pglite",
+    script: async (text) => (await db.exec(text)).at(-1)?.rows ?? [],
     query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
     transaction: (fn) =>
       db.transaction((tx) =>
@@ -63,4 +76,10 @@ export function pgliteExecutor(db: PGlite): Executor {
         ),
       ),
   };
+}
+
+/** The last statement's rows of a multi-statement result (postgres.js nests them; one alone is not). */
+function lastResult(results: Row[] | Row[][]): Row[] {
+  const last = results.at(-1);
+  return Array.isArray(last) ? (last as Row[]) : (results as Row[]);
 }

@@ -152,6 +152,12 @@ export function nodePostgresExecutor(target: NodePostgresPool | NodePostgresClie
   };
   return {
     kind: "node-postgres",
+    script: async (text) => {
+      const results = (await target.query({ text, types: STORE_TYPES } as never)) as unknown as
+        | { rows: Row[] }
+        | { rows: Row[] }[];
+      return Array.isArray(results) ? (results.at(-1)?.rows ?? []) : results.rows;
+    },
     query: async (text, params) =>
       (
         await target.query({

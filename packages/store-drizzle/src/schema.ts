@@ -101,10 +101,17 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
       index("mcp_tasks_owner_expires_idx")
         .on(t.ownerKey, t.expiresAt)
         .where(sql`${t.expiresAt} IS NOT NULL`),
-      // The queue: claimable tasks (running, no holder) in creation order, for `claim`.
-      index("mcp_tasks_claim_idx")
-        .on(t.seq)
+      // The queue: each owner's claimable tasks (running, no holder) in creation order. A
+      // claim finds the owners with queued work by skipping from one owner key to the next
+      // (a loose index scan), then takes each chosen owner's oldest tasks.
+      index("mcp_tasks_claim_owner_idx")
+        .on(t.ownerKey, t.seq)
         .where(sql`${t.leaseHolder} IS NULL AND ${t.status} IN ('working', 'input_required')`),
+      // Each owner's claimed tasks by status, counted by a claim against the per-owner
+      // running limit: at most the cluster's workers, whatever the size of the table.
+      index("mcp_tasks_running_owner_idx")
+        .on(t.ownerKey, t.status)
+        .where(sql`${t.leaseHolder} IS NOT NULL AND ${t.status} IN ('working', 'input_required')`),
       // Orphan detection: running tasks whose lease ran out.
       index("mcp_tasks_lease_idx")
         .on(t.leaseExpiresAt)

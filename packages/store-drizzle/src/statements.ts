@@ -1,4 +1,9 @@
-import type { TaskChangeKind } from "@mcp-tasks/core";
+import {
+  QUEUE_AHEAD_COUNT_LIMIT,
+  QUEUED_OWNER_LIMIT_MESSAGE,
+  queuedAheadMessage,
+  type TaskChangeKind,
+} from "@mcp-tasks/core";
 import { ACTIVE_STATUSES, INTENT_FROM } from "@mcp-tasks/core/store";
 
 /*
@@ -174,6 +179,25 @@ const stripeOf = (id: string) => `(hashtext(${id}) & ${USAGE_STRIPES - 1})::smal
 /** The owner key of the table-wide total in the usage table (no owner key is `*`). */
 export const TOTAL_KEY = "*";
 
+/** Most owners with queued work one claim looks at (in owner key order beyond it). */
+export const MAX_CLAIM_OWNERS = 1000;
+
+/** A text value as an SQL string literal. */
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * An owner's running tasks as core's `countedRunning` counts them, from the running-owner
+ * index: `working` claimed rows plus `input_required` ones beyond `maxWaiting`. Each count
+ * stops at what can matter (`maxRunning`, `maxRunning + maxWaiting`), so it reads at most
+ * that many index entries; a NULL limit is no limit (and waiting tasks then never count).
+ */
+const runningOf = (T: string, key: string, maxRunning: string, maxWaiting: string) =>
+  `((SELECT count(*) FROM (SELECT 1 FROM ${T} AS y WHERE y.owner_key = ${key}
+      AND y.lease_holder IS NOT NULL AND y.status = 'working' LIMIT ${maxRunning}) AS w)
+    + CASE WHEN ${maxWaiting} IS NULL THEN 0 ELSE greatest(0, (SELECT count(*) FROM (
+      SELECT 1 FROM ${T} AS y WHERE y.owner_key = ${key} AND y.lease_holder IS NOT NULL
+        AND y.status = 'input_required' LIMIT ${maxWaiting} + ${maxRunning}) AS w) - ${maxWaiting}) END)`;
+
 /** The statements for one table, bounds and notification setting. */
 export class Statements {
   readonly create: string;
@@ -200,6 +224,7 @@ export class Statements {
   readonly getAcrossOwners: string;
   readonly claim: string;
   readonly claimTools: string;
+  readonly claimLock: string;
   readonly renewLease: string;
   readonly releaseLease: string;
   readonly requeue: string;
@@ -289,7 +314,31 @@ export class Statements {
       ELSE ${noteExpr("t", ["'created'"])} END AS _n`;
     const batchRows = `jsonb_to_recordset($2::text::jsonb) AS v(i integer, id text, k text, pp text,
     pt text, pa text, era text, m text, r jsonb, ttl bigint, an text, pi bigint, tn text,
-    ma integer, bo integer, re boolean, dl bigint, b bigint, tp text, ts text, h text, l bigint)`;
+    ma integer, bo integer, re boolean, dl bigint, b bigint, tp text, ts text, h text, l bigint,
+    ol boolean, nm boolean, mr bigint, mw bigint)`;
+    // Under owner limits (`ol`, core's `NewTask.ownerLimits` with `mr` and `mw` its limits), a
+    // row is claimed at creation only while its owner is under `mr` (counted from the
+    // running-owner index, so it costs at most `mr + mw` index entries), and a row created
+    // queued without a message (`nm`: none given) says why it waits: core's owner-limit message, or its owner's queued rows
+    // ahead of it, counted up to QUEUE_AHEAD_COUNT_LIMIT from the claim-owner index (plus the
+    // owner's rows before it in the batch). The store serialises creates that may claim with
+    // the claims (see the store), so the count is exact for them.
+    const ahead = `(SELECT count(*) FROM (SELECT 1 FROM ${T} AS y WHERE y.owner_key = f.k
+      AND y.lease_holder IS NULL AND y.status IN ${ACTIVE} LIMIT ${QUEUE_AHEAD_COUNT_LIMIT}) AS q)
+      + count(*) FILTER (WHERE f.hh IS NULL) OVER (PARTITION BY f.k ORDER BY f.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
+    const aheadMessage = (n: string) =>
+      `CASE WHEN ${n} >= ${QUEUE_AHEAD_COUNT_LIMIT} THEN ${literal(queuedAheadMessage(QUEUE_AHEAD_COUNT_LIMIT))}
+        ELSE replace(${literal(queuedAheadMessage(-1))}, '-1', (${n})::text) END`;
+    const limited = `f0 AS (
+  SELECT v.*, CASE WHEN v.ol THEN ${runningOf(T, "v.k", "v.mr", "v.mw")} ELSE 0 END AS running FROM v
+), f1 AS (
+  SELECT f0.*, CASE WHEN f0.h IS NOT NULL AND f0.ol AND f0.mr IS NOT NULL AND f0.running >= f0.mr
+    THEN NULL ELSE f0.h END AS hh FROM f0
+), f AS (
+  SELECT f.*, CASE WHEN NOT (f.ol AND f.hh IS NULL AND f.nm) THEN f.m
+    WHEN f.mr IS NOT NULL AND f.running >= f.mr THEN ${literal(QUEUED_OWNER_LIMIT_MESSAGE)}
+    ELSE ${aheadMessage(ahead)} END AS mm FROM f1 AS f
+)`;
     const checked = bounded
       ? `WITH b AS (SELECT * FROM ${batchRows}), a AS (
   SELECT v.*, (${fits("1", "1", "v.b")}) AS alone FROM (
@@ -307,24 +356,24 @@ export class Statements {
   FROM a
 )`
       : `WITH v AS (SELECT * FROM ${batchRows})`;
-    this.create = `${checked}, n AS (SELECT ${nowOf("$1")} AS now), ins AS (
+    this.create = `${checked}, ${limited}, n AS (SELECT ${nowOf("$1")} AS now), ins AS (
   INSERT INTO ${T} AS t (id, owner_key, owner_principal, owner_tenant, owner_audience, era, status,
     status_message, request, ttl_ms, ttl_anchor, poll_interval_ms, created_at, updated_at,
     tool_name, max_attempts, backoff_ms, retry_on_error, deadline_ms, payload_bytes,
     traceparent, tracestate, attempt, fencing_token, lease_holder, lease_expires_at)
-  SELECT v.id, v.k, v.pp, v.pt, v.pa, v.era, 'working', v.m, v.r, v.ttl, v.an, v.pi, n.now, n.now,
+  SELECT v.id, v.k, v.pp, v.pt, v.pa, v.era, 'working', v.mm, v.r, v.ttl, v.an, v.pi, n.now, n.now,
     v.tn, v.ma, v.bo, v.re, v.dl, v.b, v.tp, v.ts,
-    CASE WHEN v.h IS NULL THEN 0 ELSE 1 END, CASE WHEN v.h IS NULL THEN 0 ELSE 1 END,
-    v.h, CASE WHEN v.h IS NULL THEN NULL ELSE n.now + ${msInterval("v.l")} END
-  FROM v CROSS JOIN n${bounded ? `\n  WHERE v.alone AND ${fits("v.run_all", "v.run_own", "v.run_bytes")}` : ""}
+    CASE WHEN v.hh IS NULL THEN 0 ELSE 1 END, CASE WHEN v.hh IS NULL THEN 0 ELSE 1 END,
+    v.hh, CASE WHEN v.hh IS NULL THEN NULL ELSE n.now + ${msInterval("v.l")} END
+  FROM f AS v CROSS JOIN n${bounded ? `\n  WHERE v.alone AND ${fits("v.run_all", "v.run_own", "v.run_bytes")}` : ""}
   ORDER BY v.i
   ON CONFLICT (id) DO NOTHING
   RETURNING t.id, t.owner_key, t.payload_bytes, t.created_at, t.lease_holder, t.lease_expires_at,
-    t.status, t.version${createNote}
+    t.status, t.status_message, t.version${createNote}
 ), counted AS (
   ${bump("SELECT ins.id, ins.owner_key AS k, 1 AS dt, ins.payload_bytes AS db FROM ins")}
 ) SELECT v.i, ${ms("ins.created_at")} AS created_at, ${ms("ins.lease_expires_at")} AS lease_expires_at,
-  ins.version FROM ins JOIN v ON v.id = ins.id`;
+  ins.version, ins.lease_holder, ins.status_message FROM ins JOIN v ON v.id = ins.id`;
 
     // Why a create inserted nothing: $1 id, $2 owner key. The counters, which the store
     // compares with its bounds to say which one was hit (after reclaiming expired rows).
@@ -552,28 +601,62 @@ UNION ALL ${orCurrent(", '{}'::jsonb AS taken")}`;
 
     // ---------------------------------------------------------------- the queue
 
-    // $1 holder, $2 lease ms, $3 now, $4 most tasks; claimTools: $5 tool names (a JSON array).
-    // One statement: the oldest claimable rows (running, no holder, past their backoff),
-    // from the partial claim index, locked with SKIP LOCKED so that concurrent claimers take
-    // disjoint rows, each given the next run: attempt and fencing token + 1, the holder and a
-    // lease. Across owners: the worker gets the records with their real owners.
-    const claim = (tools: boolean) => `WITH c AS (
-  SELECT x.id FROM ${T} AS x
-  WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE}
-    AND (x.available_at IS NULL OR x.available_at <= ${nowOf("$3")})${
-      tools
-        ? `
-    AND x.tool_name = ANY(ARRAY(SELECT jsonb_array_elements_text($5::text::jsonb)))`
-        : ""
-    }
-  ORDER BY x.seq LIMIT $4::bigint FOR UPDATE SKIP LOCKED
+    // $1 holder, $2 lease ms, $3 now, $4 most tasks, $5 maxRunningPerOwner, $6
+    // maxWaitingPerOwner (NULL: no limit); claimTools: $7 tool names (a JSON array). The store
+    // runs it in a transaction right after taking the claim lock (an advisory lock), so claims
+    // on every node run one at a time and each sees the ones before it: the running counts are
+    // exact and two nodes cannot together take an owner past its limit. Fair across owners:
+    // the owners with queued work, found by skipping from one owner key to the next on the
+    // claim-owner index (a loose index scan: one index probe per owner, whatever the backlog),
+    // at most MAX_CLAIM_OWNERS of them; each owner's running count (core's `countedRunning`);
+    // the oldest claimable rows of each owner under its limit, up to its room; then the rows in
+    // turn, the owner with the fewest running tasks first (the rows this claim takes included)
+    // and ties to the older row. The picked rows are updated through the primary key: the
+    // re-check that nobody took or ended a row meanwhile is worded so that it does not match
+    // the claim-owner index's predicate (holders are never empty), or the planner, misled by
+    // stale statistics, walks that whole index instead. Each gets the next run: attempt and fencing token
+    // + 1, the holder and a lease. A row changed meanwhile by another writer (cancelled,
+    // deleted) is re-checked by the UPDATE and skipped. The picked rows are locked as they
+    // are picked, skipping rows another transaction holds: without an owner limit the store
+    // sends the claim without the claim lock, and claims running side by side then take
+    // disjoint rows and never wait for each other's row locks (no deadlock).
+    const claim = (tools: boolean) => `WITH RECURSIVE o(k) AS (
+  (SELECT x.owner_key FROM ${T} AS x WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE}
+    ORDER BY x.owner_key LIMIT 1)
+  UNION ALL
+  SELECT (SELECT x.owner_key FROM ${T} AS x WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE}
+    AND x.owner_key > o.k ORDER BY x.owner_key LIMIT 1) FROM o WHERE o.k IS NOT NULL
+), owners AS (
+  SELECT w.k, w.running FROM (
+    SELECT o.k, ${runningOf(T, "o.k", "$5::bigint", "$6::bigint")} AS running
+    FROM (SELECT o.k FROM o WHERE o.k IS NOT NULL LIMIT ${MAX_CLAIM_OWNERS}) AS o
+  ) AS w WHERE $5::bigint IS NULL OR w.running < $5::bigint
+), cand AS (
+  SELECT c.id, c.seq, ow.running + row_number() OVER (PARTITION BY ow.k ORDER BY c.seq) AS turn
+  FROM owners AS ow CROSS JOIN LATERAL (
+    SELECT x.id, x.seq FROM ${T} AS x
+    WHERE x.owner_key = ow.k AND x.lease_holder IS NULL AND x.status IN ${ACTIVE}
+      AND (x.available_at IS NULL OR x.available_at <= ${nowOf("$3")})${
+        tools
+          ? `
+      AND x.tool_name = ANY(ARRAY(SELECT jsonb_array_elements_text($7::text::jsonb)))`
+          : ""
+      }
+    ORDER BY x.seq LIMIT least($4::bigint, $5::bigint - ow.running)
+    FOR UPDATE OF x SKIP LOCKED
+  ) AS c
+), c AS (
+  SELECT cand.id FROM cand ORDER BY cand.turn, cand.seq LIMIT $4::bigint
 )
 UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 1,
     lease_holder = $1::text, lease_expires_at = n.now + ${msInterval("$2")},
     available_at = NULL, version = t.version + 1
-  FROM c, (SELECT ${nowOf("$3")} AS now) AS n
-  WHERE t.id = c.id
+  FROM (SELECT ${nowOf("$3")} AS now) AS n
+  WHERE t.id = ANY(ARRAY(SELECT c.id FROM c))
+    AND coalesce(t.lease_holder, '') = '' AND t.status <> ALL(ARRAY['completed', 'failed', 'cancelled'])
   RETURNING t.seq::float8 AS seq, ${cols("t")}${note("t", "claimed")}`;
+    // Taken before each claim, and before each create that may claim ($1 the table's name).
+    this.claimLock = "SELECT pg_advisory_xact_lock(hashtext($1::text))";
     this.claim = claim(false);
     this.claimTools = claim(true);
 

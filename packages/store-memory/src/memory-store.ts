@@ -6,6 +6,7 @@ import {
   isTerminal,
   type JsonRpcErrorObject,
   type OrphanSweep,
+  type OwnerLimits,
   type SubmitInputResult,
   startJanitor,
   systemClock,
@@ -24,6 +25,7 @@ import {
   ChangeFeed,
   claimTask,
   completeTask,
+  countedRunning,
   decodeSequenceCursor,
   encodeCursor,
   failTask,
@@ -54,6 +56,10 @@ import {
   UNOWNED_KEY,
   type UsageAudit,
   type UsageCounts,
+  underOwnerLimits,
+  underRunningLimit,
+  validateNewTask,
+  validateOwnerLimits,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
@@ -108,6 +114,20 @@ class Slot {
   }
 }
 
+/** One owner's running tasks: queued (no holder), held and working, held and waiting for input. */
+interface QueueUse {
+  queued: number;
+  working: number;
+  waiting: number;
+}
+
+/** Where a task stands in the queue, for {@link QueueUse}; `null` when it is finished. */
+function queueState(record: TaskRecord): keyof QueueUse | null {
+  if (isTerminal(record.status)) return null;
+  if (record.execution.holder === null) return "queued";
+  return record.status === "input_required" ? "waiting" : "working";
+}
+
 /** One owner's tasks in creation order; deleted slots are skipped and compacted lazily. */
 class OwnerList {
   slots: Slot[] = [];
@@ -155,8 +175,10 @@ export class MemoryTaskStore implements TaskQueueStore {
   /** Every owner's tasks in creation order, for the operator's newest-first listing. */
   readonly #everyone = new OwnerList();
   readonly #expiry = new MinHeap<Slot>();
-  /** Queued tasks claimable now, per tool, in creation order. */
-  readonly #ready = new Map<string, ToolQueue<Slot>>();
+  /** Queued tasks claimable now, per owner key and tool, in creation order. */
+  readonly #ready = new Map<string, Map<string, ToolQueue<Slot>>>();
+  /** Each owner's running tasks by queue state, for fair claims (owners with none left out). */
+  readonly #queueUse = new Map<string, QueueUse>();
   /** Queued tasks waiting out a backoff, keyed by `availableAt`. */
   readonly #delayed = new LazyHeap<Slot>();
   /** Held tasks keyed by lease deadline; a key may be earlier than a renewed deadline. */
@@ -221,7 +243,14 @@ export class MemoryTaskStore implements TaskQueueStore {
     this.#open();
     if (this.#tasks.has(task.taskId)) throw taskErrors.alreadyExists(task.taskId);
     const key = scope.ownerKey;
-    const record = newTaskRecord(task, scope.owner, this.#clock.now());
+    validateNewTask(task);
+    const use = this.#queueUse.get(key);
+    const fair = underOwnerLimits(
+      task,
+      countedRunning(use?.working ?? 0, use?.waiting ?? 0, task.ownerLimits ?? {}),
+      use?.queued ?? 0,
+    );
+    const record = newTaskRecord(fair, scope.owner, this.#clock.now());
     const bytes = this.#countBytes ? payloadBytes(record.request.arguments) : 0;
     let list = this.#owners.get(key);
     if (
@@ -448,32 +477,55 @@ export class MemoryTaskStore implements TaskQueueStore {
     this.#open();
     validateHolder(holder);
     validateLeaseMs(options.leaseMs);
+    validateOwnerLimits(options);
     const limit = options.limit >= 1 ? Math.floor(options.limit) : 0;
     const now = this.#clock.now();
     this.#promoteDue(now);
     const claimed: TaskRecord[] = [];
     if (limit === 0) return claimed;
-    const queues: ToolQueue<Slot>[] = [];
-    const tools = options.toolNames === undefined ? this.#ready.keys() : new Set(options.toolNames);
-    for (const tool of tools) {
-      const queue = this.#ready.get(tool);
-      if (queue !== undefined) queues.push(queue);
-    }
-    while (claimed.length < limit) {
-      // The oldest queued task among the wanted tools: a k-way merge by creation sequence.
-      let best: ToolQueue<Slot> | undefined;
-      let bestSeq = Number.POSITIVE_INFINITY;
-      for (const queue of queues) {
-        const seq = queue.peekSeq();
-        if (seq !== undefined && seq < bestSeq) {
-          best = queue;
-          bestSeq = seq;
+    const tools = options.toolNames === undefined ? null : new Set(options.toolNames);
+    // The owners with queued work of the wanted tools and room under their limit.
+    const owners: { key: string; queues: ToolQueue<Slot>[]; running: number }[] = [];
+    for (const [key, byTool] of this.#ready) {
+      const queues: ToolQueue<Slot>[] = [];
+      for (const [tool, queue] of byTool) {
+        if (queue.peekSeq() === undefined) {
+          // Only tasks that left without a claim (finished, deleted): forget the queue.
+          if (queue.empty) this.#dropQueue(key, tool);
+        } else if (tools === null || tools.has(tool)) {
+          queues.push(queue);
         }
       }
-      if (best === undefined) break;
-      const slot = best.pop()!;
-      const toolName = slot.record.request.toolName;
-      if (best.empty) this.#ready.delete(toolName);
+      const running = this.#running(key, options);
+      if (queues.length > 0 && underRunningLimit(running, options)) {
+        owners.push({ key, queues, running });
+      }
+    }
+    while (claimed.length < limit && owners.length > 0) {
+      // The owner with the fewest running tasks, ties to the oldest queued task; its oldest
+      // task (a k-way merge of its tools' queues by creation sequence).
+      let pick = -1;
+      let pickQueue: ToolQueue<Slot> | undefined;
+      let pickSeq = Number.POSITIVE_INFINITY;
+      let pickRunning = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < owners.length; i++) {
+        const owner = owners[i]!;
+        if (owner.running > pickRunning) continue;
+        for (const queue of owner.queues) {
+          const seq = queue.peekSeq();
+          if (seq === undefined) continue;
+          if (owner.running < pickRunning || seq < pickSeq) {
+            pick = i;
+            pickQueue = queue;
+            pickSeq = seq;
+            pickRunning = owner.running;
+          }
+        }
+      }
+      if (pickQueue === undefined) break;
+      const owner = owners[pick]!;
+      const slot = pickQueue.pop()!;
+      if (pickQueue.empty) this.#dropQueue(owner.key, slot.record.request.toolName);
       if (!isClaimable(slot.record, now)) {
         // Only when the clock went back past its backoff: it waits again.
         this.#enqueue(slot, false);
@@ -481,8 +533,18 @@ export class MemoryTaskStore implements TaskQueueStore {
       }
       const next = claimTask(slot.record, holder, options.leaseMs, now);
       claimed.push(this.#replace(slot, next, "claimed"));
+      owner.running = this.#running(owner.key, options);
+      const live = owner.queues.filter((q) => q.peekSeq() !== undefined);
+      if (live.length === 0 || !underRunningLimit(owner.running, options)) owners.splice(pick, 1);
+      else owner.queues = live;
     }
-    return claimed;
+    return claimed.sort((a, b) => this.#tasks.get(a.taskId)!.seq - this.#tasks.get(b.taskId)!.seq);
+  }
+
+  /** An owner's running tasks as the limits count them. */
+  #running(key: string, limits: OwnerLimits): number {
+    const use = this.#queueUse.get(key);
+    return use === undefined ? 0 : countedRunning(use.working, use.waiting, limits);
   }
 
   async renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean> {
@@ -639,6 +701,9 @@ export class MemoryTaskStore implements TaskQueueStore {
    */
   #track(slot: Slot, prev: TaskRecord | null): void {
     const next = slot.record;
+    const was = prev === null ? null : queueState(prev);
+    const now = queueState(next);
+    if (was !== now) this.#countUse(slot.ownerKey, was, now);
     // Most writes (a status message, a cancel request, input) keep the execution state and
     // stay running: nothing to re-index, and the execution object is not even read (at
     // 100 000 tasks it is one more cache miss per write).
@@ -687,13 +752,39 @@ export class MemoryTaskStore implements TaskQueueStore {
     this.#leases.push(deadline, entry);
   }
 
-  #toolQueue(toolName: string): ToolQueue<Slot> {
-    let queue = this.#ready.get(toolName);
+  /** Moves one task of the owner from one queue state to another in {@link #queueUse}. */
+  #countUse(key: string, from: keyof QueueUse | null, to: keyof QueueUse | null): void {
+    let use = this.#queueUse.get(key);
+    if (use === undefined) {
+      use = { queued: 0, working: 0, waiting: 0 };
+      this.#queueUse.set(key, use);
+    }
+    if (from !== null) use[from]--;
+    if (to !== null) use[to]++;
+    if (use.queued === 0 && use.working === 0 && use.waiting === 0) this.#queueUse.delete(key);
+  }
+
+  #toolQueue(slot: Slot): ToolQueue<Slot> {
+    const toolName = slot.record.request.toolName;
+    let byTool = this.#ready.get(slot.ownerKey);
+    if (byTool === undefined) {
+      byTool = new Map();
+      this.#ready.set(slot.ownerKey, byTool);
+    }
+    let queue = byTool.get(toolName);
     if (queue === undefined) {
       queue = new ToolQueue<Slot>();
-      this.#ready.set(toolName, queue);
+      byTool.set(toolName, queue);
     }
     return queue;
+  }
+
+  /** Forgets an owner's queue of one tool that holds nothing any more. */
+  #dropQueue(key: string, toolName: string): void {
+    const byTool = this.#ready.get(key);
+    if (byTool === undefined) return;
+    byTool.delete(toolName);
+    if (byTool.size === 0) this.#ready.delete(key);
   }
 
   /**
@@ -707,9 +798,9 @@ export class MemoryTaskStore implements TaskQueueStore {
       slot.queueMark = entry;
       this.#delayed.push(at, entry);
     } else if (created) {
-      this.#toolQueue(slot.record.request.toolName).append(slot);
+      this.#toolQueue(slot).append(slot);
     } else {
-      this.#toolQueue(slot.record.request.toolName).reenter(slot);
+      this.#toolQueue(slot).reenter(slot);
     }
   }
 
@@ -718,8 +809,9 @@ export class MemoryTaskStore implements TaskQueueStore {
     const mark = slot.queueMark;
     if (mark === null) return;
     slot.queueMark = null;
-    if (mark === FRESH) this.#ready.get(slot.record.request.toolName)?.noteListDeath();
-    else mark.kill();
+    if (mark === FRESH) {
+      this.#ready.get(slot.ownerKey)?.get(slot.record.request.toolName)?.noteListDeath();
+    } else mark.kill();
   }
 
   /** Moves queued tasks whose backoff ended into their tool's ready heap. */
@@ -728,7 +820,7 @@ export class MemoryTaskStore implements TaskQueueStore {
       const key = this.#delayed.peekKey();
       if (key === undefined || key > now) return;
       const entry = this.#delayed.pop()!;
-      this.#toolQueue(entry.item.record.request.toolName).adopt(entry);
+      this.#toolQueue(entry.item).adopt(entry);
     }
   }
 
@@ -752,6 +844,8 @@ export class MemoryTaskStore implements TaskQueueStore {
   #remove(slot: Slot): void {
     if (slot.deleted) return;
     slot.deleted = true;
+    const state = queueState(slot.record);
+    if (state !== null) this.#countUse(slot.ownerKey, state, null);
     this.#unqueue(slot);
     slot.leaseEntry?.kill();
     slot.leaseEntry = null;

@@ -236,11 +236,29 @@ describe("MemoryTaskStore queue", () => {
       } else if (op <= 4) {
         const wanted = rand(3) === 0 ? [tools[rand(3)]!, tools[rand(3)]!] : undefined;
         const limit = rand(5);
-        const expected = tasks
+        const candidates = tasks
           .filter((t) => isClaimable(t, clock.now()))
-          .filter((t) => wanted === undefined || wanted.includes(t.request.toolName))
-          .slice(0, limit)
-          .map((t) => t.taskId);
+          .filter((t) => wanted === undefined || wanted.includes(t.request.toolName));
+        // The fair order: the owner with the fewest working tasks first, ties to creation
+        // order; returned in creation order.
+        const ownerOf = (t: TaskRecord) => t.owner.principalId ?? "";
+        const working = new Map<string, number>();
+        for (const t of held) {
+          if (t.status === "working") working.set(ownerOf(t), (working.get(ownerOf(t)) ?? 0) + 1);
+        }
+        const picked = new Set<TaskRecord>();
+        while (picked.size < limit) {
+          let best: TaskRecord | undefined;
+          for (const t of candidates) {
+            if (picked.has(t)) continue;
+            const n = working.get(ownerOf(t)) ?? 0;
+            if (best === undefined || n < (working.get(ownerOf(best)) ?? 0)) best = t;
+          }
+          if (best === undefined) break;
+          picked.add(best);
+          working.set(ownerOf(best), (working.get(ownerOf(best)) ?? 0) + 1);
+        }
+        const expected = candidates.filter((t) => picked.has(t)).map((t) => t.taskId);
         const got = await store.claim(`n${rand(3)}`, {
           limit,
           leaseMs: 20 + rand(200),

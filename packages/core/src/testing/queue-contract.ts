@@ -7,6 +7,8 @@ import {
   ManualClock,
   type OrphanSweep,
   owner,
+  QUEUED_OWNER_LIMIT_MESSAGE,
+  queuedAheadMessage,
   type TaskRecord,
   type TaskStore,
 } from "../index.js";
@@ -351,6 +353,125 @@ export function describeQueueStoreContract(
         await store.releaseLease(t.taskId, runOf(run2!));
         const [run3] = await claimAll(NODE_A);
         expect(run3!.execution).toMatchObject({ attempt: 2, fencingToken: 3 });
+      });
+    });
+
+    describe("fair share across owners", () => {
+      const ids = (tasks: readonly TaskRecord[]) => tasks.map((t) => t.taskId);
+
+      it("one owner's backlog delays another owner's new task by no more than one claim", async () => {
+        const backlog: string[] = [];
+        for (let i = 0; i < 30; i++) backlog.push((await queued({}, ALICE)).taskId);
+        const bob = await queued({}, BOB);
+        const first = await store.claim(NODE_A, { limit: 4, leaseMs: LEASE });
+        // Bob's task goes in the first claim; Alice's oldest take the rest, oldest first.
+        expect(ids(first)).toEqual([...backlog.slice(0, 3), bob.taskId]);
+      });
+
+      it("shares a claim out to the owner with the fewest running tasks first", async () => {
+        await held({}, ALICE);
+        await held({}, ALICE);
+        await held({}, BOB);
+        const a = await queued({}, ALICE);
+        const b = await queued({}, BOB);
+        const c = await queued({}, ANON);
+        // Running: Alice 2, Bob 1, anonymous 0, so anonymous, then Bob, then Alice.
+        expect(ids(await store.claim(NODE_A, { limit: 1, leaseMs: LEASE }))).toEqual([c.taskId]);
+        expect(ids(await store.claim(NODE_A, { limit: 1, leaseMs: LEASE }))).toEqual([b.taskId]);
+        expect(ids(await store.claim(NODE_A, { limit: 1, leaseMs: LEASE }))).toEqual([a.taskId]);
+      });
+
+      it("takes nothing of an owner at maxRunningPerOwner, across claims and holders", async () => {
+        const limits = { maxRunningPerOwner: 2 };
+        const alice: TaskRecord[] = [];
+        for (let i = 0; i < 5; i++) alice.push(await queued({}, ALICE));
+        const bob = await queued({}, BOB);
+        const first = await store.claim(NODE_A, { limit: 10, leaseMs: LEASE, ...limits });
+        expect(ids(first)).toEqual([alice[0]!.taskId, alice[1]!.taskId, bob.taskId]);
+        expect(await store.claim(NODE_B, { limit: 10, leaseMs: LEASE, ...limits })).toEqual([]);
+        // One of Alice's ends: one more of hers may run.
+        await store.complete(alice[0]!.taskId, runOf(first[0]!), {});
+        const next = await store.claim(NODE_B, { limit: 10, leaseMs: LEASE, ...limits });
+        expect(ids(next)).toEqual([alice[2]!.taskId]);
+        // Without the limit the rest is claimed.
+        expect(ids(await claimAll())).toEqual([alice[3]!.taskId, alice[4]!.taskId]);
+      });
+
+      it(`${concurrency} concurrent claims never take an owner past maxRunningPerOwner`, async () => {
+        for (let i = 0; i < 20; i++) await queued({}, ALICE);
+        for (let i = 0; i < 20; i++) await queued({}, BOB);
+        const batches = await Promise.all(
+          Array.from({ length: concurrency }, (_, i) =>
+            store.claim(`node-${i}`, { limit: 2, leaseMs: LEASE, maxRunningPerOwner: 3 }),
+          ),
+        );
+        const claimed = batches.flat();
+        expect(claimed.filter((t) => t.owner.principalId === "alice")).toHaveLength(3);
+        expect(claimed.filter((t) => t.owner.principalId === "bob")).toHaveLength(3);
+      });
+
+      it("a task waiting for input counts as running only beyond maxWaitingPerOwner", async () => {
+        const limits = { maxRunningPerOwner: 1, maxWaitingPerOwner: 1 };
+        const tasks: TaskRecord[] = [];
+        for (let i = 0; i < 4; i++) tasks.push(await queued({}, ALICE));
+        const claim = () => store.claim(NODE_A, { limit: 10, leaseMs: LEASE, ...limits });
+        const [first] = await claim();
+        expect(first?.taskId).toBe(tasks[0]!.taskId);
+        expect(await claim()).toEqual([]);
+        // Parked on a question: within the waiting limit, it no longer counts.
+        await store.requireInput(first!.taskId, runOf(first!), {
+          q: { method: "elicitation/create" },
+        });
+        const [second] = await claim();
+        expect(second?.taskId).toBe(tasks[1]!.taskId);
+        // A second waiting task is beyond the waiting limit: it counts again.
+        await store.requireInput(second!.taskId, runOf(second!), {
+          q: { method: "elicitation/create" },
+        });
+        expect(await claim()).toEqual([]);
+        // Answered, the first works again and counts; the second now waits within the limit.
+        await store.submitInput(first!.taskId, ALICE, { q: { action: "accept", content: {} } });
+        expect(await claim()).toEqual([]);
+        await store.complete(first!.taskId, runOf(first!), {});
+        expect(ids(await claim())).toEqual([tasks[2]!.taskId]);
+      });
+
+      it("a task created to run at once is created queued when its owner is at its limit", async () => {
+        const ownerLimits = { maxRunningPerOwner: 1 };
+        const running = await held({ ownerLimits }, ALICE);
+        expect(running.execution.holder).toBe(NODE_A);
+        const waiting = await held({ ownerLimits }, ALICE);
+        expect(waiting.execution).toMatchObject({ holder: null, attempt: 0, fencingToken: 0 });
+        expect(waiting.statusMessage).toBe(QUEUED_OWNER_LIMIT_MESSAGE);
+        expect(await store.get(waiting.taskId, ALICE)).toEqual(waiting);
+        // Another owner is not held back; an explicit message is kept.
+        expect((await held({ ownerLimits }, BOB)).execution.holder).toBe(NODE_A);
+        const told = await held({ ownerLimits, statusMessage: "Mine" }, ALICE);
+        expect([told.execution.holder, told.statusMessage]).toEqual([null, "Mine"]);
+      });
+
+      it("a task created queued under ownerLimits says how many of its owner's tasks are ahead", async () => {
+        const ownerLimits = { maxRunningPerOwner: 5 };
+        const a = await queued({ ownerLimits }, ALICE);
+        const b = await queued({ ownerLimits }, ALICE);
+        const c = await queued({ ownerLimits }, BOB);
+        expect([a, b, c].map((t) => t.statusMessage)).toEqual([
+          queuedAheadMessage(0),
+          queuedAheadMessage(1),
+          queuedAheadMessage(0),
+        ]);
+        expect(queuedAheadMessage(1)).toBe("Queued: 1 ahead of you");
+        expect((await store.get(b.taskId, ALICE)).statusMessage).toBe(queuedAheadMessage(1));
+        // Without ownerLimits nothing is said.
+        expect((await queued({}, ALICE)).statusMessage).toBeNull();
+      });
+
+      it("refuses limits that are not non-negative integers", async () => {
+        await expectError(
+          store.claim(NODE_A, { limit: 1, leaseMs: LEASE, maxRunningPerOwner: -1 }),
+          "invalid_task",
+        );
+        await expectError(queued({ ownerLimits: { maxWaitingPerOwner: 1.5 } }), "invalid_task");
       });
     });
 

@@ -15,6 +15,7 @@ import {
   isTerminal,
   type JsonRpcErrorObject,
   type OrphanSweep,
+  type OwnerLimits,
   type SubmitInputResult,
   systemClock,
   type TakeInputResult,
@@ -33,6 +34,7 @@ import {
   ChangeFeed,
   claimTask,
   completeTask,
+  countedRunning,
   decodeSequenceCursor,
   encodeCursor,
   failTask,
@@ -58,6 +60,10 @@ import {
   takeTaskInputResponses,
   taskErrors,
   taskPayloadBytes,
+  underOwnerLimits,
+  underRunningLimit,
+  validateNewTask,
+  validateOwnerLimits,
 } from "../../src/store-api.js";
 
 /** The status message of a task its stopping worker handed back (`releaseLease`). */
@@ -103,9 +109,16 @@ export class ReferenceTaskStore implements TaskQueueStore {
     this.#maxPageSize = options.maxPageSize ?? 100;
   }
 
-  async create(task: NewTask, scope: OwnerScope): Promise<TaskRecord> {
+  async create(input: NewTask, scope: OwnerScope): Promise<TaskRecord> {
     this.#open();
     const now = this.#clock.now();
+    validateNewTask(input);
+    const limits = input.ownerLimits ?? {};
+    const task = underOwnerLimits(
+      input,
+      this.#running(scope.ownerKey, limits),
+      this.#queuedOf(scope.ownerKey),
+    );
     const record = newTaskRecord(task, scope.owner, now);
     if (this.#tasks.has(record.taskId)) throw taskErrors.alreadyExists(record.taskId);
     // Expired tasks are gone for every call, so they do not count against the bounds.
@@ -311,19 +324,57 @@ export class ReferenceTaskStore implements TaskQueueStore {
     this.#open();
     validateHolder(holder);
     validateLeaseMs(options.leaseMs);
+    validateOwnerLimits(options);
     const limit = claimLimit(options.limit);
     const now = this.#clock.now();
     const tools = options.toolNames === undefined ? null : new Set(options.toolNames);
     const claimed: TaskRecord[] = [];
-    // Creation order is the Map's order: the oldest claimable tasks come first.
-    for (const entry of this.#tasks.values()) {
+    // Each pick: the owner with the fewest running tasks (this claim's included) that is
+    // under its limit, ties to the oldest queued task; that owner's oldest task.
+    for (;;) {
       if (claimed.length >= limit) break;
-      if (!isClaimable(entry.record, now)) continue;
-      if (tools !== null && !tools.has(entry.record.request.toolName)) continue;
-      const next = claimTask(entry.record, holder, options.leaseMs, now);
-      claimed.push(this.#replace(entry, next, "claimed"));
+      let best: { entry: Entry; running: number } | undefined;
+      for (const entry of this.#tasks.values()) {
+        if (!isClaimable(entry.record, now)) continue;
+        if (tools !== null && !tools.has(entry.record.request.toolName)) continue;
+        const running = this.#running(entry.ownerKey, options);
+        if (!underRunningLimit(running, options)) continue;
+        if (best === undefined || running < best.running) best = { entry, running };
+      }
+      if (best === undefined) break;
+      const next = claimTask(best.entry.record, holder, options.leaseMs, now);
+      claimed.push(this.#replace(best.entry, next, "claimed"));
     }
-    return claimed;
+    return claimed.sort((a, b) => this.#seqOf(a) - this.#seqOf(b));
+  }
+
+  /** An owner's running tasks as the limits count them. */
+  #running(ownerKey: string, limits: OwnerLimits): number {
+    let working = 0;
+    let waiting = 0;
+    for (const { record, ownerKey: key } of this.#tasks.values()) {
+      if (key !== ownerKey || isTerminal(record.status) || record.execution.holder === null) {
+        continue;
+      }
+      if (record.status === "input_required") waiting++;
+      else working++;
+    }
+    return countedRunning(working, waiting, limits);
+  }
+
+  /** An owner's queued tasks (no holder yet). */
+  #queuedOf(ownerKey: string): number {
+    let queued = 0;
+    for (const { record, ownerKey: key } of this.#tasks.values()) {
+      if (key === ownerKey && !isTerminal(record.status) && record.execution.holder === null) {
+        queued++;
+      }
+    }
+    return queued;
+  }
+
+  #seqOf(record: TaskRecord): number {
+    return this.#tasks.get(record.taskId)?.seq ?? 0;
   }
 
   async renewLease(taskId: string, scope: OwnerScope, leaseMs: number): Promise<boolean> {

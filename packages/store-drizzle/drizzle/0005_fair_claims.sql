@@ -1,0 +1,3 @@
+DROP INDEX "mcp_tasks_claim_idx";--> statement-breakpoint
+CREATE INDEX "mcp_tasks_claim_owner_idx" ON "mcp_tasks" USING btree ("owner_key","seq") WHERE "mcp_tasks"."lease_holder" IS NULL AND "mcp_tasks"."status" IN ('working', 'input_required');--> statement-breakpoint
+CREATE INDEX "mcp_tasks_running_owner_idx" ON "mcp_tasks" USING btree ("owner_key","status") WHERE "mcp_tasks"."lease_holder" IS NOT NULL AND "mcp_tasks"."status" IN ('working', 'input_required');
