@@ -800,6 +800,21 @@ describe("durable execution", () => {
   describe("fair share between owners", () => {
     const bob = owner({ principalId: "bob" });
 
+    it("defaults to a quarter of the slots per owner; no running cap means no owner limit at all", () => {
+      const store = new ReferenceTaskStore();
+      const shared = node(store, { concurrency: 16, maxRunningPerOwner: undefined });
+      expect(shared.runner.ownerLimits).toEqual({ maxRunningPerOwner: 4, maxWaitingPerOwner: 16 });
+      // A single-tenant server: claims count nothing (on PostgreSQL they skip the claim lock).
+      const single = node(store, { concurrency: 16, maxRunningPerOwner: Number.POSITIVE_INFINITY });
+      expect(single.runner.ownerLimits).toEqual({});
+      const asked = node(store, {
+        concurrency: 16,
+        maxRunningPerOwner: Number.POSITIVE_INFINITY,
+        maxWaitingPerOwner: 3,
+      });
+      expect(asked.runner.ownerLimits).toEqual({ maxWaitingPerOwner: 3 });
+    });
+
     it("caps an owner's running tasks across nodes; another owner's task runs at once", async () => {
       const store = new ReferenceTaskStore();
       const hold = gate();
