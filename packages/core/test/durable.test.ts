@@ -801,17 +801,16 @@ describe("durable execution", () => {
     const bob = owner({ principalId: "bob" });
 
     it("defaults to a quarter of the slots per owner; no running cap means no owner limit at all", () => {
-      const store = new ReferenceTaskStore();
-      const shared = node(store, { concurrency: 16, maxRunningPerOwner: undefined });
-      expect(shared.runner.ownerLimits).toEqual({ maxRunningPerOwner: 4, maxWaitingPerOwner: 16 });
+      const service = new TaskService({ store: new ReferenceTaskStore() });
+      const limits = (options: Partial<TaskRunnerOptions>) =>
+        new TaskRunner({ service, concurrency: 16, claim: false, ...options }).ownerLimits;
+      expect(limits({})).toEqual({ maxRunningPerOwner: 4, maxWaitingPerOwner: 16 });
       // A single-tenant server: claims count nothing (on PostgreSQL they skip the claim lock).
-      const single = node(store, { concurrency: 16, maxRunningPerOwner: Number.POSITIVE_INFINITY });
-      expect(single.runner.ownerLimits).toEqual({});
-      const asked = node(store, {
-        concurrency: 16,
-        maxRunningPerOwner: Number.POSITIVE_INFINITY,
-        maxWaitingPerOwner: 3,
-      });
+      expect(limits({ maxRunningPerOwner: Number.POSITIVE_INFINITY })).toEqual({});
+      expect(
+        limits({ maxRunningPerOwner: Number.POSITIVE_INFINITY, maxWaitingPerOwner: 3 }),
+      ).toEqual({ maxWaitingPerOwner: 3 });
+    });
       expect(asked.runner.ownerLimits).toEqual({ maxWaitingPerOwner: 3 });
     });
 
