@@ -811,8 +811,6 @@ describe("durable execution", () => {
         limits({ maxRunningPerOwner: Number.POSITIVE_INFINITY, maxWaitingPerOwner: 3 }),
       ).toEqual({ maxWaitingPerOwner: 3 });
     });
-      expect(asked.runner.ownerLimits).toEqual({ maxWaitingPerOwner: 3 });
-    });
 
     it("caps an owner's running tasks across nodes; another owner's task runs at once", async () => {
       const store = new ReferenceTaskStore();
