@@ -481,6 +481,7 @@ describe("TaskRunner", () => {
       renewed = (await service.get(alice, t.taskId)).execution.leaseExpiresAt as number;
     }
     expect(renewed).toBeGreaterThan(first);
+    runner.stopClaiming();
     runner.abortAll();
     await runner.drain();
   });

@@ -167,6 +167,7 @@ export async function harness(
     runner,
     gates,
     async close() {
+      runner.stopClaiming();
       runner.abortAll();
       await runner.drain();
       await store.close();

@@ -16,6 +16,7 @@ import { ALICE, BOB, ctx, errorOf, Gates, tools } from "./fixtures.js";
 const opened: { runner: TaskRunner; store: MemoryTaskStore }[] = [];
 afterEach(async () => {
   for (const { runner, store } of opened.splice(0)) {
+    runner.stopClaiming();
     runner.abortAll();
     await runner.drain();
     await store.close();
@@ -58,6 +59,7 @@ it("tells the client to retry when the store is unavailable, and reports the det
   if (isRpcError(created)) throw new Error(created.error.message);
   const taskId = (created.result as { taskId: string }).taskId;
   // The run ends first, so that it does not retry its cancellation through the outage.
+  runner.stopClaiming();
   runner.abortAll();
   await runner.drain();
   await store.close();

@@ -307,6 +307,7 @@ export async function startServer(s: Stack): Promise<RunningServer> {
     stack: s,
     tap,
     async close() {
+      s.runner.stopClaiming();
       s.runner.abortAll();
       await legacy.close();
       http.closeAllConnections();

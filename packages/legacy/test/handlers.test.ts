@@ -106,6 +106,7 @@ describe.each(factories)("LegacyTaskHandlers on the $name store", (factory) => {
     build();
   });
   afterEach(async () => {
+    runner.stopClaiming();
     runner.abortAll();
     await runner.drain();
     await fixture.close();

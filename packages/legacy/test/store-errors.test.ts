@@ -28,6 +28,7 @@ function errorOf<T>(outcome: RpcOutcome<T>) {
 const opened: { s: Stack; store: MemoryTaskStore }[] = [];
 afterEach(async () => {
   for (const { s, store } of opened.splice(0)) {
+    s.runner.stopClaiming();
     s.runner.abortAll();
     await s.runner.drain();
     await store.close();
@@ -49,6 +50,7 @@ function open(options: MemoryTaskStoreOptions = {}) {
     );
   /** Ends the runs (so none retries through the outage), then closes the store. */
   const storeDown = async () => {
+    s.runner.stopClaiming();
     s.runner.abortAll();
     await s.runner.drain();
     await store.close();

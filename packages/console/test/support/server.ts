@@ -191,6 +191,7 @@ export async function startConsole(
       await handler.close();
       server.closeAllConnections();
       server.close();
+      runner.stopClaiming();
       runner.abortAll();
       await runner.shutdown({ drainMs: 2000 });
       await store.close();
