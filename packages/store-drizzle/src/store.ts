@@ -253,6 +253,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #timeoutMs: number;
   readonly #sql: Statements;
   readonly #table: string;
+  /** {@link #lockedPrefix}'s scripts, by statement text (a handful: claims and creates). */
+  readonly #lockedPrefixes = new Map<string, string>();
   readonly #channel: string;
   readonly #origin: string;
   /** How this store's own notifications start (skipped unread when they come back). */
@@ -987,17 +989,30 @@ export class DrizzleTaskStore implements TaskQueueStore {
    * a generic plan: planning it on every claim cost ~1.5 ms inside the lock.
    */
   #locked(operation: string, text: string, params: readonly unknown[]): Promise<Row[]> {
-    const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-    const lock = this.#sql.claimLock.replace("$1::text", sqlLiteral(this.#table));
-    const script = `DO $prepare$ BEGIN
+    const script = `${this.#lockedPrefix(text)}(${params.map(sqlLiteral).join(", ")})`;
+    return this.#run(operation, script, [], (t) => this.#exec.script(t));
+  }
+
+  /**
+   * The part of {@link #locked}'s script that depends only on the statement (prepare it,
+   * take the lock, `EXECUTE name`), built once per statement: claims are a hot path.
+   */
+  #lockedPrefix(text: string): string {
+    let prefix = this.#lockedPrefixes.get(text);
+    if (prefix === undefined) {
+      const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      const lock = this.#sql.claimLock.replace("$1::text", sqlLiteral(this.#table));
+      prefix = `DO $prepare$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
     EXECUTE ${dollarQuoted(`PREPARE ${name} AS ${text}`)};
   END IF;
 END $prepare$;
 SET LOCAL plan_cache_mode = force_generic_plan;
 ${lock};
-EXECUTE ${name}(${params.map(sqlLiteral).join(", ")})`;
-    return this.#run(operation, script, [], (t) => this.#exec.script(t));
+EXECUTE ${name}`;
+      this.#lockedPrefixes.set(text, prefix);
+    }
+    return prefix;
   }
 
   async #sendCreates(batch: readonly Create[]): Promise<(Row | undefined)[]> {
