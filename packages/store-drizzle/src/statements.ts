@@ -322,15 +322,21 @@ export class Statements {
     // queued without a message (`nm`: none given) says why it waits: core's owner-limit message, or its owner's queued rows
     // ahead of it, counted up to QUEUE_AHEAD_COUNT_LIMIT from the claim-owner index (plus the
     // owner's rows before it in the batch). The store serialises creates that may claim with
-    // the claims (see the store), so the count is exact for them.
+    // the claims (see the store), a batch of them per statement, so the count is exact for them.
     const ahead = `(SELECT count(*) FROM (SELECT 1 FROM ${T} AS y WHERE y.owner_key = f.k
       AND y.lease_holder IS NULL AND y.status IN ${ACTIVE} LIMIT ${QUEUE_AHEAD_COUNT_LIMIT}) AS q)
       + count(*) FILTER (WHERE f.hh IS NULL) OVER (PARTITION BY f.k ORDER BY f.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
     const aheadMessage = (n: string) =>
       `CASE WHEN ${n} >= ${QUEUE_AHEAD_COUNT_LIMIT} THEN ${literal(queuedAheadMessage(QUEUE_AHEAD_COUNT_LIMIT))}
         ELSE replace(${literal(queuedAheadMessage(-1))}, '-1', (${n})::text) END`;
-    const limited = `f0 AS (
-  SELECT v.*, CASE WHEN v.ol THEN ${runningOf(T, "v.k", "v.mr", "v.mw")} ELSE 0 END AS running FROM v
+    // `running` also counts the owner's rows before it in the batch that would run at once:
+    // the store groups such creates into one statement too.
+    const limited = `f00 AS (
+  SELECT v.*, CASE WHEN v.ol THEN ${runningOf(T, "v.k", "v.mr", "v.mw")} ELSE 0 END AS stored_running FROM v
+), f0 AS (
+  SELECT f00.*, f00.stored_running + count(*) FILTER (WHERE f00.h IS NOT NULL AND f00.ol)
+    OVER (PARTITION BY f00.k ORDER BY f00.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS running
+  FROM f00
 ), f1 AS (
   SELECT f0.*, CASE WHEN f0.h IS NOT NULL AND f0.ol AND f0.mr IS NOT NULL AND f0.running >= f0.mr
     THEN NULL ELSE f0.h END AS hh FROM f0

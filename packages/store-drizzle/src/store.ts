@@ -266,6 +266,8 @@ export class DrizzleTaskStore implements TaskQueueStore {
   readonly #settles: WriteBatcher<Settle, Row | undefined>;
   /** Creates of the same moment, one statement per batch (group commit). */
   readonly #creates: WriteBatcher<Create, Row | undefined>;
+  /** Creates that may claim under a running limit, grouped likewise (under the claim lock). */
+  readonly #lockedCreates: WriteBatcher<Create, Row | undefined>;
   #unlisten: (() => Promise<void>) | null = null;
   #closed = false;
 
@@ -292,15 +294,31 @@ export class DrizzleTaskStore implements TaskQueueStore {
           `an outcome waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
         ),
     });
-    this.#creates = new WriteBatcher<Create, Row | undefined>((batch) => this.#sendCreates(batch), {
-      // Sent again one by one only when the database answered (refused the batch).
-      isolate: (error) => !isTaskError(error, "store_unavailable"),
-      maxQueuedMs: this.#timeoutMs,
-      expired: () =>
-        taskErrors.storeUnavailable(
-          `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
-        ),
-    });
+    this.#creates = new WriteBatcher<Create, Row | undefined>(
+      (batch) => this.#sendCreates(batch, false),
+      {
+        // Sent again one by one only when the database answered (refused the batch).
+        isolate: (error) => !isTaskError(error, "store_unavailable"),
+        maxQueuedMs: this.#timeoutMs,
+        expired: () =>
+          taskErrors.storeUnavailable(
+            `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
+          ),
+      },
+    );
+    // Creates that may claim under a running limit: grouped the same way, each batch one
+    // statement under the claim lock (see #sendCreates).
+    this.#lockedCreates = new WriteBatcher<Create, Row | undefined>(
+      (batch) => this.#sendCreates(batch, true),
+      {
+        isolate: (error) => !isTaskError(error, "store_unavailable"),
+        maxQueuedMs: this.#timeoutMs,
+        expired: () =>
+          taskErrors.storeUnavailable(
+            `a create waited more than ${this.#timeoutMs} ms for PostgreSQL to take it`,
+          ),
+      },
+    );
     this.#table = qualifiedTable(this.schema);
     this.#channel = channelName(this.schema);
     this.#origin = Math.random().toString(36).slice(2, 10).padEnd(8, "0");
@@ -365,13 +383,12 @@ export class DrizzleTaskStore implements TaskQueueStore {
       json: createJson(task, scope, request, policy, bytes, traceContext),
       taskId: String(task.taskId),
     };
-    // A create that may claim under a running limit is serialised with the claims (it is
-    // not batched): its count of the owner's running tasks is then exact across nodes.
+    // A create that may claim under a running limit is serialised with the claims (under the
+    // claim lock, with the others of its moment): its count of the owner's running tasks is
+    // then exact across nodes.
     const locked = lease !== undefined && task.ownerLimits?.maxRunningPerOwner !== undefined;
     for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
-      const row = locked
-        ? (await this.#sendLocked("create", [entry]))[0]
-        : await this.#creates.submit(entry);
+      const row = await (locked ? this.#lockedCreates : this.#creates).submit(entry);
       if (row !== undefined) {
         const holder = (row.lease_holder as string | null) ?? null;
         // The statement returns only the database's part; the rest is what went in.
@@ -964,23 +981,6 @@ export class DrizzleTaskStore implements TaskQueueStore {
   }
 
   /**
-   * Sends a batch of creates (see `Statements.create`); rows in batch order, `undefined` for
-   * a create that inserted nothing. A second create of an id already in the batch is not
-   * sent: it inserts nothing, and the store finds out why afterwards.
-   */
-  /**
-   * Creates in one transaction after the claim lock (see `Statements.claim`): serialised with
-   * every claim and every other such create on any node.
-   */
-  async #sendLocked(operation: string, batch: readonly Create[]): Promise<(Row | undefined)[]> {
-    const json = `[${batch.map((c, i) => `{"i":${i},${c.json}`).join(",")}]`;
-    const rows = await this.#locked(operation, this.#sql.create, [this.#now(), json]);
-    const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
-    for (const row of rows) byPosition[Number(row.i)] = row;
-    return byPosition;
-  }
-
-  /**
    * Runs `text` after taking the claim lock, in one implicit transaction sent in one round
    * trip (a script), so the statement sees every claim committed before it got the lock. One
    * round trip, not a transaction of four: under load each round trip also waits for this
@@ -1015,7 +1015,14 @@ EXECUTE ${name}`;
     return prefix;
   }
 
-  async #sendCreates(batch: readonly Create[]): Promise<(Row | undefined)[]> {
+  /**
+   * Sends a batch of creates (see `Statements.create`); rows in batch order, `undefined` for
+   * a create that inserted nothing. A second create of an id already in the batch is not
+   * sent: it inserts nothing, and the store finds out why afterwards. `locked`: in one
+   * transaction after the claim lock (see `Statements.claim`), serialised with every claim
+   * and every other such create on any node.
+   */
+  async #sendCreates(batch: readonly Create[], locked: boolean): Promise<(Row | undefined)[]> {
     const seen = new Set<string>();
     const parts: string[] = [];
     batch.forEach((c, i) => {
@@ -1024,10 +1031,10 @@ EXECUTE ${name}`;
       parts.push(`{"i":${i},${c.json}`);
     });
     const operation = batch.length === 1 ? "create" : `create (${batch.length} tasks)`;
-    const rows = await this.#run(operation, this.#sql.create, [
-      this.#now(),
-      `[${parts.join(",")}]`,
-    ]);
+    const params = [this.#now(), `[${parts.join(",")}]`];
+    const rows = locked
+      ? await this.#locked(operation, this.#sql.create, params)
+      : await this.#run(operation, this.#sql.create, params);
     const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
     for (const row of rows) byPosition[Number(row.i)] = row;
     return byPosition;

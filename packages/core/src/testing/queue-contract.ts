@@ -450,6 +450,29 @@ export function describeQueueStoreContract(
         expect([told.execution.holder, told.statusMessage]).toEqual([null, "Mine"]);
       });
 
+      it("concurrent creates that would run at once never take an owner past maxRunningPerOwner", async () => {
+        // Sent together, so a store that groups creates sends them as one statement: each
+        // must count the ones before it, not only the rows already stored.
+        const ownerLimits = { maxRunningPerOwner: 3 };
+        await held({ ownerLimits }, ALICE);
+        const created = await Promise.all([
+          ...Array.from({ length: 8 }, () => held({ ownerLimits }, ALICE)),
+          ...Array.from({ length: 4 }, () => held({ ownerLimits }, BOB)),
+        ]);
+        const alice = created.slice(0, 8);
+        expect(alice.filter((t) => t.execution.holder !== null)).toHaveLength(2);
+        for (const t of alice.filter((t) => t.execution.holder === null)) {
+          expect(t.statusMessage).toBe(QUEUED_OWNER_LIMIT_MESSAGE);
+          expect(t.execution).toMatchObject({ attempt: 0, fencingToken: 0 });
+        }
+        expect(created.slice(8).filter((t) => t.execution.holder !== null)).toHaveLength(3);
+        // What the stored rows say agrees with what the creates answered.
+        for (const [i, t] of created.entries()) {
+          const stored = await store.get(t.taskId, i < 8 ? ALICE : BOB);
+          expect(stored.execution.holder).toBe(t.execution.holder);
+        }
+      });
+
       it("a task created queued under ownerLimits says how many of its owner's tasks are ahead", async () => {
         const ownerLimits = { maxRunningPerOwner: 5 };
         const a = await queued({ ownerLimits }, ALICE);
