@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   owner,
   type TaskChangeListener,
@@ -48,7 +48,8 @@ async function collect(records: AsyncIterable<TaskRecord>): Promise<TaskRecord[]
 }
 
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** How long a condition may take to hold on a loaded two-core machine (it takes ~0.1 s idle). */
+const SETTLE = { timeout: 10_000, interval: 5 };
 
 describe("TaskService.follow", () => {
   it("yields the current record, then each change, and ends after the terminal one", async () => {
@@ -72,17 +73,21 @@ describe("TaskService.follow", () => {
     const service = new TaskService({ store, waitRecheckMs: 0 });
     const t = await service.create(alice, { era: "2026-07-28", request });
     const records: TaskRecord[] = [];
+    let release!: () => void;
+    const busy = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const done = (async () => {
       for await (const record of service.follow(alice, t.taskId)) {
         records.push(record);
-        // A slow consumer: the burst below lands while it is busy.
-        await sleep(20);
+        // A slow consumer: the burst below lands while it is busy with the first record.
+        if (records.length === 1) await busy;
       }
     })();
-    await tick();
+    await vi.waitFor(() => expect(records).toHaveLength(1), SETTLE);
     const readsBefore = state.reads;
     for (let i = 0; i < 20; i++) await service.setStatusMessage(alice, t.taskId, `step ${i}`);
-    await sleep(60);
+    release();
     await service.complete(alice, t.taskId, { content: [] });
     await done;
     // 20 writes plus the terminal one, but only a handful of reads and records.
@@ -162,15 +167,15 @@ describe("TaskService.follow", () => {
     const done = (async () => {
       for await (const record of service.follow(alice, t.taskId)) records.push(record);
     })();
-    await sleep(10);
+    await vi.waitFor(() => expect(records).toHaveLength(1), SETTLE);
     state.down = true;
     const readsAtOutage = state.reads;
     // Another node finishes the task while this one cannot reach the store: the change
     // notification is lost, and every re-read in the meantime fails.
     const scope = service.scope(alice);
     await inner.complete(t.taskId, scope, { content: [{ type: "text", text: "done" }] });
-    await sleep(400);
-    expect(state.reads).toBeGreaterThan(readsAtOutage + 1);
+    // It keeps re-reading (every waitRecheckMs) through the outage, and yields nothing.
+    await vi.waitFor(() => expect(state.reads).toBeGreaterThan(readsAtOutage + 2), SETTLE);
     expect(records.map((r) => r.status)).toEqual(["working"]);
     state.down = false;
     await done;
@@ -182,9 +187,11 @@ describe("TaskService.follow", () => {
     const service = new TaskService({ store, waitRecheckMs: 20 });
     const t = await service.create(alice, { era: "2026-07-28", request });
     const waiting = service.waitFor(alice, t.taskId, (x) => x.status === "completed");
-    await sleep(5);
+    await vi.waitFor(() => expect(state.reads).toBeGreaterThan(0), SETTLE);
     state.down = true;
-    await sleep(100);
+    const readsAtOutage = state.reads;
+    // Its re-reads fail for a while (each waitRecheckMs)...
+    await vi.waitFor(() => expect(state.reads).toBeGreaterThan(readsAtOutage + 2), SETTLE);
     state.down = false;
     await service.complete(alice, t.taskId, { content: [] });
     expect((await waiting).status).toBe("completed");

@@ -1,6 +1,6 @@
 import { isTaskError, owner, type TaskChange, type TaskRecord, TaskService } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
 
@@ -49,11 +49,19 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
     let a: DrizzleTaskStore;
     let b: DrizzleTaskStore;
 
+    // One clock for both nodes, moved by the tests that need leases or ttls to run out (as
+    // the database's clock is one clock for every node), instead of sleeping past them.
+    let time = Date.now();
+    const clock = { now: () => time };
+    const advance = (ms: number) => {
+      time += ms;
+    };
+
     beforeAll(async () => {
       await migrate(DATABASE_URL, { schema });
       // Two independent pools, as two server nodes would have.
-      a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify });
-      b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify });
+      a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify, clock });
+      b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify, clock });
     });
 
     afterAll(async () => {
@@ -90,7 +98,21 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
 
     it("a blocking wait for the result on B wakes when A completes the task", async () => {
       // Recheck far in the future: only the change feed can wake the wait in time.
-      const serviceB = new TaskService({ store: b, waitRecheckMs: 60_000 });
+      // B's reads are counted, so the task is completed only once the wait has read it
+      // running (it subscribes before that read): a sleep raced this.
+      let readsDone = 0;
+      const countedB = new Proxy(b, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target);
+          if (typeof value !== "function") return value;
+          if (prop !== "get") return value.bind(target);
+          return (...args: Parameters<DrizzleTaskStore["get"]>) =>
+            target.get(...args).finally(() => {
+              readsDone += 1;
+            });
+        },
+      });
+      const serviceB = new TaskService({ store: countedB, waitRecheckMs: 60_000 });
       const serviceA = new TaskService({ store: a });
       const t = await serviceA.create(ALICE, {
         era: "2025-11-25",
@@ -98,7 +120,10 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
       });
       const started = Date.now();
       const waiting = serviceB.waitFor(ALICE, t.taskId, (task) => task.status === "completed");
-      await sleep(50);
+      await vi.waitFor(() => expect(readsDone).toBeGreaterThanOrEqual(1), {
+        timeout: 10_000,
+        interval: 5,
+      });
       await serviceA.complete(ALICE, t.taskId, { content: [{ type: "text", text: "done" }] });
       const done = await waiting;
       expect(done.status).toBe("completed");
@@ -138,7 +163,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         await a.complete(t.taskId, SCOPE, {});
         ids.push(t.taskId);
       }
-      await sleep(20);
+      advance(1_000); // past their 1 ms ttl
       const [ra, rb] = await Promise.all([
         a.cleanupExpired({ limit: 1000 }),
         b.cleanupExpired({ limit: 1000 }),
@@ -191,7 +216,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         SCOPE,
       );
       const runA = { ...SCOPE, fence: { holder: "node-a-run", fencingToken: 1 } };
-      await sleep(20); // A stalls: its lease runs out
+      advance(1_000); // A stalls: its 1 ms lease runs out
       expect(await b.recoverOrphans()).toEqual({
         requeued: 1,
         failed: 0,
@@ -254,7 +279,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
         );
         ids.push(t.taskId);
       }
-      await sleep(20);
+      advance(1_000); // past their 1 ms leases
       const sweeps = await Promise.all(
         Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? a : b).recoverOrphans({ limit: 7 })),
       );
