@@ -1,26 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  type Clock,
-  isTerminal,
-  type OperatorView,
-  systemClock,
-  type TaskRecord,
-  type TaskService,
-} from "@mcp-tasks/core";
-import { ownerKey } from "@mcp-tasks/core/store";
-import { answerFor } from "./answers.js";
-import { ConsoleHttpError, errorResponse, readJsonBody, sendJson } from "./http.js";
+import { type Clock, type OperatorView, systemClock, type TaskService } from "@mcp-tasks/core";
+import { createConsoleApi } from "./api.js";
+import { allow, ConsoleHttpError, errorResponse, MethodNotAllowed, sendJson } from "./http.js";
 import { LiveHub } from "./live.js";
 import { servePage } from "./page/serve.js";
+import { createTaskActions } from "./task-actions.js";
 import { type TrafficProvider, TrafficSampler } from "./traffic.js";
-import { expectNoQuery, type ListRequest, parseListQuery, parseTaskId } from "./validate.js";
-import {
-  type ConsoleOwnerResolver,
-  type ConsoleViewer,
-  ownerLabel,
-  viewerResolver,
-} from "./viewer.js";
-import { taskDetail, taskRow } from "./views.js";
+import { type ConsoleOwnerResolver, viewerResolver } from "./viewer.js";
 
 /** Settings of {@link createConsoleHandler}. Everything with a default is optional. */
 export interface ConsoleOptions {
@@ -89,10 +75,6 @@ export interface ConsoleHandler {
   close(): Promise<void>;
 }
 
-const MAX_BODY = 64 * 1024;
-/** The `Retry-After` of a refused live view, in seconds (views end when pages close). */
-const LIVE_RETRY_AFTER_S = 5;
-
 /**
  * Creates the web console over a {@link TaskService}: mount it on any Node HTTP server,
  * e.g. `if (url.startsWith("/console")) return handler(req, res)`.
@@ -106,11 +88,6 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
       "adminTokens need an operatorView: pass new OperatorView({ store }) over the service's store",
     );
   }
-  /** The cross-owner reads: only operator viewers get here, and they exist only with it. */
-  const acrossOwners = (): OperatorView => {
-    if (operatorView === undefined) throw new ConsoleHttpError(403, "Not an operator.");
-    return operatorView;
-  };
   const clock = options.clock ?? systemClock;
   const basePath = normaliseBase(options.basePath ?? "/console");
   const pageSize = Math.max(1, Math.min(options.pageSize ?? 25, 100));
@@ -138,141 +115,15 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
         );
   const toolNames = [...new Set(options.toolNames ?? [])].sort();
 
-  /** Reads a task as the viewer may: through its owner scope, or across owners. */
-  const read = (viewer: ConsoleViewer, taskId: string): Promise<TaskRecord> =>
-    viewer.kind === "operator" ? acrossOwners().get(taskId) : service.get(viewer.owner, taskId);
-  /** Who an action on `task` is made as: the viewer, or for an operator the task's owner. */
-  const actor = (viewer: ConsoleViewer, task: TaskRecord) =>
-    viewer.kind === "operator" ? task.owner : viewer.owner;
-
-  async function list(viewer: ConsoleViewer, query: ListRequest) {
-    const operator = viewer.kind === "operator";
-    if (query.taskId !== undefined) {
-      // Search by id: the one task, when the viewer may see it and it passes the filters.
-      let tasks: TaskRecord[] = [];
-      try {
-        const task = await read(viewer, query.taskId);
-        const statusOk = query.statuses === undefined || query.statuses.includes(task.status);
-        const toolOk =
-          query.toolNames === undefined || query.toolNames.includes(task.request.toolName);
-        if (statusOk && toolOk) tasks = [task];
-      } catch (error) {
-        if (errorResponse(error).status !== 404) throw error;
-      }
-      return { tasks: tasks.map((t) => taskRow(t, operator)) };
-    }
-    const input = { ...query, limit: query.limit ?? pageSize };
-    const page = operator
-      ? await acrossOwners().listNewest(input)
-      : await service.listNewest(viewer.owner, input);
-    return {
-      tasks: page.tasks.map((t) => taskRow(t, operator)),
-      ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-    };
-  }
-
-  async function cancel(viewer: ConsoleViewer, taskId: string) {
-    const task = await read(viewer, taskId);
-    const as = actor(viewer, task);
-    if (isTerminal(task.status)) {
-      throw new ConsoleHttpError(409, `The task has already ended (${task.status}).`);
-    }
-    // Era-correct: core's one cancel rule (at once for 2025-11-25, cooperative for 2026).
-    const after = await service.cancelAsItsEra(as, task, "Cancelled from the console.");
-    return taskDetail(after, viewer.kind === "operator", hub.observed(taskId));
-  }
-
-  async function answer(viewer: ConsoleViewer, taskId: string, body: unknown) {
-    const task = await read(viewer, taskId);
-    if (task.status !== "input_required") {
-      throw new ConsoleHttpError(409, "The task is not waiting for input.");
-    }
-    const { key, response } = answerFor(task.inputRequests, body);
-    const result = await service.submitInput(actor(viewer, task), taskId, { [key]: response });
-    return taskDetail(result.task, viewer.kind === "operator", hub.observed(taskId));
-  }
-
-  async function api(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    params: URLSearchParams,
-  ): Promise<void> {
-    const method = req.method ?? "GET";
-    const viewer = await resolveViewer(req);
-    const operator = viewer.kind === "operator";
-    if (path === "/session") {
-      allow(method, "GET");
-      expectNoQuery(params);
-      return sendJson(res, 200, {
-        role: viewer.kind,
-        owner: viewer.kind === "owner" ? ownerLabel(viewer.owner) : null,
-        toolNames,
-        traffic: operator && sampler !== undefined,
-        pageSize,
-      });
-    }
-    if (path === "/tasks") {
-      allow(method, "GET");
-      return sendJson(res, 200, await list(viewer, parseListQuery(params, 100)));
-    }
-    if (path === "/events") {
-      allow(method, "GET");
-      expectNoQuery(params);
-      const opened = hub.open(
-        res,
-        viewer.kind === "operator" ? null : ownerKey(viewer.owner),
-        (id) => read(viewer, id),
-        (task) => taskRow(task, operator),
-      );
-      if (opened !== "opened") {
-        options.onLiveRefused?.(opened);
-        throw new ConsoleHttpError(
-          429,
-          opened === "owner"
-            ? "You have too many live views open; close some and retry."
-            : "Too many live views are open on this server; retry shortly.",
-          { "retry-after": String(LIVE_RETRY_AFTER_S) },
-        );
-      }
-      // A fresh sample for the new operator view, so its totals are current at once.
-      if (operator && sampler !== undefined) void sampler.sample();
-      return;
-    }
-    if (path === "/traffic") {
-      allow(method, "GET");
-      expectNoQuery(params);
-      if (!operator) throw new ConsoleHttpError(403, "The traffic panel is for operators.");
-      if (sampler === undefined)
-        throw new ConsoleHttpError(404, "No traffic source is configured.");
-      return sendJson(res, 200, sampler.series());
-    }
-    const match = /^\/tasks\/([^/]*)(\/cancel|\/input)?$/.exec(path);
-    if (match) {
-      const taskId = parseTaskId(decodeSegment(match[1]!));
-      expectNoQuery(params);
-      switch (match[2]) {
-        case undefined:
-          allow(method, "GET");
-          return sendJson(
-            res,
-            200,
-            taskDetail(await read(viewer, taskId), operator, hub.observed(taskId)),
-          );
-        case "/cancel":
-          allow(method, "POST");
-          return sendJson(res, 200, await cancel(viewer, taskId));
-        default:
-          allow(method, "POST");
-          return sendJson(
-            res,
-            200,
-            await answer(viewer, taskId, await readJsonBody(req, MAX_BODY)),
-          );
-      }
-    }
-    throw new ConsoleHttpError(404, "No such console endpoint.");
-  }
+  const api = createConsoleApi({
+    actions: createTaskActions({ service, operatorView, pageSize, hub }),
+    resolveViewer,
+    hub,
+    sampler,
+    toolNames,
+    pageSize,
+    onLiveRefused: options.onLiveRefused,
+  });
 
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
@@ -313,26 +164,6 @@ export function createConsoleHandler(options: ConsoleOptions): ConsoleHandler {
       hub.close();
     },
   });
-}
-
-class MethodNotAllowed extends ConsoleHttpError {
-  readonly allowed: string;
-  constructor(allowed: readonly string[]) {
-    super(405, `Use ${allowed.join(" or ")} here.`);
-    this.allowed = allowed.join(", ");
-  }
-}
-
-function allow(method: string, ...allowed: string[]): void {
-  if (!allowed.includes(method)) throw new MethodNotAllowed(allowed);
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new ConsoleHttpError(400, "The task id in the path is not valid.");
-  }
 }
 
 function normaliseBase(path: string): string {

@@ -86,3 +86,17 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     throw new ConsoleHttpError(400, "The body is not valid JSON.");
   }
 }
+
+/** A `405`: the method is not one the path takes (the handler sends them as `Allow`). */
+export class MethodNotAllowed extends ConsoleHttpError {
+  readonly allowed: string;
+  constructor(allowed: readonly string[]) {
+    super(405, `Use ${allowed.join(" or ")} here.`);
+    this.allowed = allowed.join(", ");
+  }
+}
+
+/** Throws {@link MethodNotAllowed} unless `method` is one of `allowed`. */
+export function allow(method: string, ...allowed: string[]): void {
+  if (!allowed.includes(method)) throw new MethodNotAllowed(allowed);
+}

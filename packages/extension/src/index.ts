@@ -46,9 +46,9 @@ export {
   type NodeTasksHandler,
   type NodeTasksHandlerOptions,
   type NodeTasksRequestOptions,
-  TOO_DEEP_ANSWER,
 } from "./node/handler.js";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "./node/json-depth.js";
+export { TOO_DEEP_ANSWER } from "./node/refusals.js";
 export { webRequestFor, writeJson, writeWebResponse } from "./node/web-bridge.js";
 export type { TasksRequestContext } from "./request.js";
 export {

@@ -9,8 +9,10 @@
  *
  * @packageDocumentation
  */
+
+import type { SdkTaskStoreOptions } from "./sdk-task-store/options.js";
 import { SdkTaskMessageQueue, type SdkTaskMessageQueueOptions } from "./sdk-task-store/queue.js";
-import { SdkTaskStore, type SdkTaskStoreOptions } from "./sdk-task-store/store.js";
+import { SdkTaskStore } from "./sdk-task-store/store.js";
 
 export {
   defaultSdkOwner,

@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { UNSEEN_AUTH_WARNING } from "../src/sdk-task-store/store.js";
+import { UNSEEN_AUTH_WARNING } from "../src/sdk-task-store/options.js";
 import { SdkTaskStore, sdkTaskOptions, withTaskAuth } from "../src/sdk-task-store.js";
 import { Gate, memoryStore, type StoreFactory, type StoreFixture } from "./fixtures.js";
 import { postgresStore } from "./stores.js";

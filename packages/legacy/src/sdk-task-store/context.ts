@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { type Owner, owner } from "@mcp-tasks/core";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { SdkTaskStore, SdkTaskStoreOptions } from "./store.js";
+import type { SdkTaskStoreOptions } from "./options.js";
+import type { SdkTaskStore } from "./store.js";
 
 /** What the store knows of the request being served. */
 interface ServingContext {

@@ -19,7 +19,6 @@ import {
   servingContextKnown,
 } from "./context.js";
 import {
-  INTERNAL_ERROR,
   invalidCursor,
   mapped,
   noResultStored,
@@ -28,47 +27,10 @@ import {
   sdkError,
   terminalUpdate,
 } from "./errors.js";
-import { LeaseKeeper, type SdkLeaseOptions } from "./leases.js";
+import { LeaseKeeper } from "./leases.js";
+import { type SdkTaskStoreOptions, UNSEEN_AUTH_WARNING } from "./options.js";
 import type { SdkTaskMessageQueue } from "./queue.js";
-
-/** Settings of {@link SdkTaskStore}. */
-export interface SdkTaskStoreOptions {
-  readonly service: TaskService;
-  /**
-   * The owner of a store call. Default: the auth info's `clientId` (plus `extra.tenantId`
-   * when it is a string) when there is auth info; otherwise the SDK session, so that
-   * sessions never see each other's tasks (what the SDK's `TaskStore` contract asks).
-   */
-  readonly ownerOf?: (context: SdkOwnerContext) => Owner;
-  /**
-   * Told about store failures whose detail the SDK client does not get: an unreachable
-   * store is answered "temporarily unavailable, retry" (`data.reason: "store_unavailable"`)
-   * and its cause comes here. Default: `console.error`.
-   */
-  readonly onError?: (error: unknown) => void;
-  /**
-   * How the tasks whose work runs in this process are held (see {@link SdkLeaseOptions}):
-   * on a store that is also a task queue (memory, PostgreSQL, PGlite) each task is created
-   * under a lease this store renews, so a task whose process died fails "Worker lost" once
-   * the lease runs out instead of staying `working`.
-   */
-  readonly lease?: SdkLeaseOptions;
-  /**
-   * Told, once per store, about a set-up that loses owners: requests of a session carry
-   * auth info (`req.auth` or an `Authorization` header, on a `node:http`-based server)
-   * while the store cannot see it, because their transport was not bound with
-   * {@link SdkTaskStore.bindTransport}; their tasks then belong to the session instead of
-   * the authenticated client. Default: `console.warn`.
-   */
-  readonly onWarning?: (message: string) => void;
-}
-
-/** The warning of {@link SdkTaskStoreOptions.onWarning}. */
-export const UNSEEN_AUTH_WARNING =
-  "SdkTaskStore: requests carry auth info the task store cannot see (their transport is not " +
-  "bound), so their tasks belong to the session (mcp-session:<id>), not to the authenticated " +
-  "client, and are lost to it when the session ends, e.g. on a restart. Call " +
-  "SdkTaskStore.bindTransport(transport) right after server.connect(transport).";
+import { transitionTo } from "./status-transition.js";
 
 /**
  * `@modelcontextprotocol/sdk` 1.x `TaskStore` over a {@link TaskService}. The SDK runs the
@@ -239,7 +201,7 @@ export class SdkTaskStore implements TaskStore {
     if (current === null) throw notFound(taskId);
     if (isTerminal(current.status)) throw terminalUpdate(taskId, current, status);
     try {
-      await this.#transition(caller, current, status, statusMessage);
+      await transitionTo(this.service, caller, current, status, statusMessage);
       if (isTerminal(status)) this.#leases.release(taskId);
     } catch (error) {
       if (!isTaskError(error, "invalid_transition")) throw mapped(error, taskId, this.#onError);
@@ -248,69 +210,6 @@ export class SdkTaskStore implements TaskStore {
       if (now === null) throw notFound(taskId);
       if (isTerminal(now.status)) throw terminalUpdate(taskId, now, status);
       throw mapped(error, taskId, this.#onError);
-    }
-  }
-
-  /** Moves `current` to `status`; like the SDK's store, no message keeps the current one. */
-  async #transition(
-    caller: Owner,
-    current: TaskRecord,
-    status: Task["status"],
-    message: string | undefined,
-  ): Promise<void> {
-    const taskId = current.taskId;
-    const kept = message ?? current.statusMessage;
-    switch (status) {
-      case "input_required":
-        if (current.status !== "input_required") {
-          try {
-            await this.service.requireInput(
-              caller,
-              taskId,
-              { [`sdk-${current.version}`]: { method: "sdk/queued-request" } },
-              message,
-            );
-            return;
-          } catch (error) {
-            // The SDK updates once per queued request, concurrently: a call that read the
-            // same version lost the key to one that already made the task input_required.
-            if (!isTaskError(error, "invalid_task")) throw error;
-            if ((await this.service.get(caller, taskId)).status !== "input_required") throw error;
-          }
-        }
-        if (message !== undefined) await this.service.setStatusMessage(caller, taskId, message);
-        return;
-      case "working":
-        if (current.status === "input_required") {
-          const answers = Object.fromEntries(
-            Object.keys(current.inputRequests).map((key) => [key, {}]),
-          );
-          await this.service.submitInput(caller, taskId, answers);
-          // Nobody takes these placeholder answers: drain them straight away.
-          await this.service.takeInputResponses(caller, taskId);
-        }
-        if (message !== undefined) await this.service.setStatusMessage(caller, taskId, message);
-        return;
-      case "cancelled":
-        try {
-          await this.service.cancelNow(caller, taskId, kept);
-        } catch (error) {
-          // A worker may acknowledge the cancel between cancelNow's two writes.
-          if (!isTaskError(error, "invalid_transition")) throw error;
-          if ((await this.service.get(caller, taskId)).status !== "cancelled") throw error;
-        }
-        return;
-      case "completed":
-        await this.service.complete(caller, taskId, { content: [] }, kept);
-        return;
-      case "failed":
-        await this.service.fail(
-          caller,
-          taskId,
-          { code: INTERNAL_ERROR, message: message ?? "Task failed" },
-          kept,
-        );
-        return;
     }
   }
 
