@@ -61,6 +61,13 @@ function tool(name: string, run: ToolDefinition["run"], execution?: ToolDefiniti
   } satisfies ToolDefinition;
 }
 
+/**
+ * How long a check that something does *not* happen watches for it: several of the
+ * runners' scans (`scanIntervalMs` 10 above), the most a wrong claim would wait. A negative
+ * check has no signal to wait for; a slow machine only makes it weaker, never flaky.
+ */
+const SEVERAL_SCANS_MS = 50;
+
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   for (let i = 0; i < 500; i++) {
     const value = await read();
@@ -138,7 +145,7 @@ describe("durable execution", () => {
     });
     expect(created.statusMessage).toBe(queuedAheadMessage(0));
     expect(created.execution.holder).toBeNull();
-    await sleep(30);
+    await sleep(SEVERAL_SCANS_MS); // nobody claims it meanwhile
     expect((await http.service.get(alice, created.taskId)).status).toBe("working");
     const worker = node(store, { tools: [job], lease: { holder: "worker-1" } });
     const done = await until(
@@ -846,7 +853,7 @@ describe("durable execution", () => {
         () => b.service.get(bob, bobs.taskId),
         (t) => t.status === "completed",
       );
-      await sleep(50); // a few scans: the cap still holds
+      await sleep(SEVERAL_SCANS_MS); // the cap still holds through a few scans
       expect(a.runner.active + b.runner.active).toBe(2);
       hold.open();
       for (const t of flood) {
