@@ -47,7 +47,7 @@ export {
   type Sweepable,
   startJanitor,
 } from "./janitor.js";
-export { isTerminal, type SubmitInputResult, type TakeInputResult } from "./lifecycle.js";
+export type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 export type { ListNewestInput } from "./listing.js";
 export { OperatorView, type OperatorViewOptions } from "./operator-view.js";
 export {
@@ -147,4 +147,5 @@ export {
   traceContextOf,
   withRemoteParent,
 } from "./tracing.js";
+export { isTerminal } from "./transitions.js";
 export { DEFAULT_TTL_POLICY, type TtlPolicy } from "./ttl.js";

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { clientViewOf, isTaskError } from "./errors.js";
-import { CANCELLED_WITHOUT_RUN_MESSAGE, isTerminal, retryingMessage } from "./lifecycle.js";
 import type { Owner } from "./owner.js";
+import { CANCELLED_WITHOUT_RUN_MESSAGE, nextAttempt } from "./retry-policy.js";
 import type { RunWriter } from "./run-writer.js";
 import type { TaskService } from "./service.js";
 import {
@@ -14,6 +14,7 @@ import {
 } from "./task.js";
 import type { TaskContext, TaskHandler, TaskProgress } from "./task-context.js";
 import { TASK_SPAN_ATTRIBUTES, TASK_SPAN_NAMES, withRemoteParent } from "./tracing.js";
+import { isTerminal } from "./transitions.js";
 
 /** Why a run stops following its task: the handler returned (or threw). */
 const HANDLER_RETURNED = Object.freeze(new Error("the handler returned"));
@@ -253,12 +254,11 @@ export class Run {
     } else {
       // The detail of an outage goes to the logs; the task keeps only the client's words.
       if (isTaskError(thrown, "store_unavailable")) this.#host.reportError(thrown, this.taskId);
-      const error = toJsonRpcError(thrown);
-      const { retryOnError } = this.execution;
+      const next = nextAttempt(this.execution, { kind: "failed", error: toJsonRpcError(thrown) });
       await this.#storeOutcome(() =>
-        retryOnError && this.#attemptsLeft()
-          ? writer.requeue(this.#retrying(`an error (${error.message})`))
-          : orRefused(writer.fail(error), "error"),
+        next.retry
+          ? writer.requeue(next.statusMessage)
+          : orRefused(writer.fail(next.error), "error"),
       );
     }
 
@@ -357,15 +357,6 @@ export class Run {
     span.end();
   }
 
-  #attemptsLeft(): boolean {
-    return this.execution.attempt < this.execution.maxAttempts;
-  }
-
-  #retrying(reason: string): string {
-    const { attempt, maxAttempts } = this.execution;
-    return retryingMessage(reason, attempt + 1, maxAttempts);
-  }
-
   /**
    * Past the deadline the run is over whatever the handler does: the task is requeued or
    * failed at once, and the handler's signal fires (its late outcome is discarded).
@@ -378,17 +369,15 @@ export class Run {
       this.#settled = true;
       this.abort(new RunStoppedError(this.taskId, "deadline"));
       const writer = this.#writer;
+      const next = nextAttempt(this.execution, { kind: "expired" });
       // A recorded cancel request wins: a requeue of such a task ends it cancelled (in the
       // store, atomically); a last attempt is checked here before it fails.
       void this.#storeOutcome(async () =>
-        this.#attemptsLeft()
-          ? writer.requeue(this.#retrying("the deadline was exceeded"))
+        next.retry
+          ? writer.requeue(next.statusMessage)
           : (await this.#cancelRequested())
             ? writer.markCancelled(CANCELLED_WITHOUT_RUN_MESSAGE)
-            : writer.fail({
-                code: INTERNAL_ERROR_CODE,
-                message: `Deadline exceeded: a run may take at most ${deadlineMs} ms`,
-              }),
+            : writer.fail(next.error),
       );
     }, deadlineMs);
     timer.unref();

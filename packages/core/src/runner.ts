@@ -4,7 +4,6 @@ import { ChangeFeed } from "./change-feed.js";
 import { isTaskError } from "./errors.js";
 import { type OwnerLimits, validateOwnerLimits } from "./fairness.js";
 import { createIdGenerator } from "./ids.js";
-import { isTerminal } from "./lifecycle.js";
 import { type Owner, ownerKey } from "./owner.js";
 import { Run, type RunHost, RunStoppedError } from "./run.js";
 import type { CreateTaskInput, TaskService } from "./service.js";
@@ -12,6 +11,7 @@ import type { Unsubscribe } from "./store.js";
 import type { TaskRecord } from "./task.js";
 import type { TaskHandler, TaskProgress, TaskProgressListener } from "./task-context.js";
 import { executionPolicyOf, type ToolDefinition } from "./tool.js";
+import { isTerminal } from "./transitions.js";
 
 /**
  * Most claim statements one runner has in flight at once: a second one takes the slots that

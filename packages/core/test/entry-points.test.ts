@@ -13,10 +13,17 @@ import { packageEntries, readExportNames } from "../../../scripts/api-surface.mj
  * added here is deliberately unpublished.
  */
 // The runner's per-run machinery (built and driven by TaskRunner only), the contract
-// suites' shared helpers, and the listing helpers shared by TaskService and OperatorView.
+// suites' shared helpers, the listing helpers shared by TaskService and OperatorView, and
+// the record copying the lifecycle modules share.
 const MODULE_ONLY: readonly string[] = [
   "Run",
   "RunHost",
+  "copyExecution",
+  "copyRecord",
+  "EMPTY",
+  "Mutable",
+  "NO_KEYS",
+  "releasedExecution",
   "collectChanges",
   "expectTaskError",
   "INTERNAL_ERROR_CODE",
