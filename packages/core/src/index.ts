@@ -58,6 +58,7 @@ export {
   owner,
   sameOwner,
 } from "./owner.js";
+export type { ClaimOptions, OrphanSweep } from "./queue-store.js";
 export {
   type FailureMapping,
   type FailureReporter,
@@ -67,23 +68,14 @@ export {
   type RpcOutcome,
   toOutcome,
 } from "./rpc.js";
-export { RunStoppedError, TaskCancelledError, toJsonRpcError } from "./run.js";
+export { toJsonRpcError } from "./run-outcome.js";
+export { RunStoppedError, TaskCancelledError } from "./run-stop.js";
 export type { RunWriter } from "./run-writer.js";
-export {
-  type RunnerStats,
-  type StartTaskInput,
-  TaskRunner,
-  type TaskRunnerOptions,
-} from "./runner.js";
-export {
-  type CreateTaskInput,
-  type ListTasksInput,
-  TaskService,
-  type TaskServiceOptions,
-} from "./service.js";
+export { TaskRunner } from "./runner.js";
+export type { RunnerStats, StartTaskInput, TaskRunnerOptions } from "./runner-options.js";
+export { TaskService } from "./service.js";
+export type { CreateTaskInput, ListTasksInput, TaskServiceOptions } from "./service-options.js";
 export type {
-  ClaimOptions,
-  OrphanSweep,
   TaskChange,
   TaskChangeKind,
   TaskChangeListener,

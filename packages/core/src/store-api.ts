@@ -67,6 +67,7 @@ export {
   renewTaskLease,
   requeueTask,
 } from "./queue-lifecycle.js";
+export { supportsQueue, type TaskQueueStore } from "./queue-store.js";
 export {
   attemptsAfterRequeue,
   CANCELLED_WITHOUT_RUN_MESSAGE,
@@ -90,15 +91,7 @@ export {
   UNSTORABLE_CHARACTER,
   unstorableTextAt,
 } from "./storable.js";
-export {
-  type ListQuery,
-  type NewestQuery,
-  supportsQueue,
-  type TaskQueueStore,
-  type UsageAudit,
-  type UsageCounts,
-  type UsageSnapshot,
-} from "./store.js";
+export type { ListQuery, NewestQuery } from "./store.js";
 export type { NewTask } from "./task.js";
 export {
   ACTIVE_STATUSES,
@@ -109,3 +102,4 @@ export {
   TRANSITIONS,
 } from "./transitions.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";
+export type { UsageAudit, UsageCounts, UsageSnapshot } from "./usage.js";
