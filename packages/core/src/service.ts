@@ -107,11 +107,7 @@ export class TaskService {
       ...(input.cursor !== undefined && { cursor: input.cursor }),
       ...(input.statuses !== undefined && { statuses: input.statuses }),
     });
-    const wanted = input.statuses && input.statuses.length > 0 ? new Set(input.statuses) : null;
-    const tasks = page.tasks
-      .filter((t) => scopeAllows(scope, t.owner) && (wanted === null || wanted.has(t.status)))
-      .slice(0, limit);
-    return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+    return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
   }
 
   /** One page of the caller's tasks, newest first, filtered by status and tool. */
