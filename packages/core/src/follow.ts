@@ -1,7 +1,7 @@
 import { isTaskError } from "./errors.js";
-import { isTerminal } from "./lifecycle.js";
 import type { TaskChange, TaskChangeListener, Unsubscribe } from "./store.js";
 import type { TaskRecord } from "./task.js";
+import { isTerminal } from "./transitions.js";
 
 /** How {@link TaskService.follow} follows a task. Everything is optional. */
 export interface FollowOptions {

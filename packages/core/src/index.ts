@@ -47,7 +47,7 @@ export {
   type Sweepable,
   startJanitor,
 } from "./janitor.js";
-export { isTerminal, type SubmitInputResult, type TakeInputResult } from "./lifecycle.js";
+export type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 export type { ListNewestInput } from "./listing.js";
 export { OperatorView, type OperatorViewOptions } from "./operator-view.js";
 export {
@@ -58,6 +58,7 @@ export {
   owner,
   sameOwner,
 } from "./owner.js";
+export type { ClaimOptions, OrphanSweep } from "./queue-store.js";
 export {
   type FailureMapping,
   type FailureReporter,
@@ -67,23 +68,14 @@ export {
   type RpcOutcome,
   toOutcome,
 } from "./rpc.js";
-export { RunStoppedError, TaskCancelledError, toJsonRpcError } from "./run.js";
+export { toJsonRpcError } from "./run-outcome.js";
+export { RunStoppedError, TaskCancelledError } from "./run-stop.js";
 export type { RunWriter } from "./run-writer.js";
-export {
-  type RunnerStats,
-  type StartTaskInput,
-  TaskRunner,
-  type TaskRunnerOptions,
-} from "./runner.js";
-export {
-  type CreateTaskInput,
-  type ListTasksInput,
-  TaskService,
-  type TaskServiceOptions,
-} from "./service.js";
+export { TaskRunner } from "./runner.js";
+export type { RunnerStats, StartTaskInput, TaskRunnerOptions } from "./runner-options.js";
+export { TaskService } from "./service.js";
+export type { CreateTaskInput, ListTasksInput, TaskServiceOptions } from "./service-options.js";
 export type {
-  ClaimOptions,
-  OrphanSweep,
   TaskChange,
   TaskChangeKind,
   TaskChangeListener,
@@ -147,4 +139,5 @@ export {
   traceContextOf,
   withRemoteParent,
 } from "./tracing.js";
+export { isTerminal } from "./transitions.js";
 export { DEFAULT_TTL_POLICY, type TtlPolicy } from "./ttl.js";

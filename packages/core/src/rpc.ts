@@ -1,5 +1,5 @@
 import { clientViewOf, isTaskError, type TaskErrorCode } from "./errors.js";
-import { toJsonRpcError } from "./run.js";
+import { toJsonRpcError } from "./run-outcome.js";
 import { INTERNAL_ERROR_CODE, type JsonRpcErrorObject } from "./task.js";
 
 /**

@@ -1,7 +1,8 @@
 import { taskErrors } from "./errors.js";
 import type { TakeInputResult } from "./lifecycle.js";
 import type { OwnerScope } from "./owner.js";
-import { supportsQueue, type TaskStore } from "./store.js";
+import { supportsQueue } from "./queue-store.js";
+import type { TaskStore } from "./store.js";
 import type { InputRequest, JsonRpcErrorObject, TaskRecord } from "./task.js";
 
 /**

@@ -1,101 +1,25 @@
-import { SpanKind, type Tracer } from "@opentelemetry/api";
+import type { Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
-import type { OwnerLimits } from "./fairness.js";
 import { type FollowOptions, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import { filteredPage, type ListNewestInput, newestQuery, pageSize } from "./listing.js";
 import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
+import { type ClaimOptions, type OrphanSweep, supportsQueue } from "./queue-store.js";
 import { RunWriter } from "./run-writer.js";
-import {
-  type ClaimOptions,
-  type OrphanSweep,
-  supportsQueue,
-  type TaskChangeListener,
-  type TaskPage,
-  type TaskStore,
-  type Unsubscribe,
-} from "./store.js";
+import type { CreateTaskInput, ListTasksInput, TaskServiceOptions } from "./service-options.js";
+import type { TaskChangeListener, TaskPage, TaskStore, Unsubscribe } from "./store.js";
 import {
   cancelModeOf,
-  type ExecutionPolicy,
   type Fence,
   type InputRequest,
   type InputResponse,
   type JsonRpcErrorObject,
-  type TaskEra,
-  type TaskLease,
   type TaskRecord,
-  type TaskRequest,
-  type TaskStatus,
 } from "./task.js";
-import { extractTraceContext, type TraceContext } from "./trace-context.js";
-import {
-  coreTracer,
-  setSpanError,
-  setTaskSpanAttributes,
-  TASK_SPAN_ATTRIBUTES,
-  TASK_SPAN_NAMES,
-  traceContextOf,
-  withRemoteParent,
-} from "./tracing.js";
+import { createTraced } from "./traced-create.js";
+import { coreTracer } from "./tracing.js";
 import { resolveTtl, type TtlPolicy, ttlPolicy } from "./ttl.js";
-
-/** Settings of a {@link TaskService}. Everything with a default is optional. */
-export interface TaskServiceOptions {
-  readonly store: TaskStore;
-  /** See {@link OwnerPolicy.requireOwner}; default `false`. */
-  readonly requireOwner?: boolean;
-  /** Retention policy; default {@link DEFAULT_TTL_POLICY}. */
-  readonly ttl?: Partial<TtlPolicy>;
-  /** Suggested polling interval for new tasks; default 1000 ms, `null` for none. */
-  readonly pollIntervalMs?: number | null;
-  /** Task id source; default 128-bit CSPRNG ids. */
-  readonly ids?: IdGenerator;
-  /** Page size when the caller names none; default 50. */
-  readonly defaultPageSize?: number;
-  /** The largest page handed out; default 100. */
-  readonly maxPageSize?: number;
-  /**
-   * While waiting on the change feed, re-read the task this often anyway, in case a change
-   * notification was lost (e.g. across a database reconnect). Default 30 s; 0 disables.
-   */
-  readonly waitRecheckMs?: number;
-  /**
-   * Where the creation spans go, and the runs' unless the runner is given its own; default
-   * the global provider's `@mcp-tasks/core` tracer (a no-op until an OpenTelemetry SDK is
-   * installed).
-   */
-  readonly tracer?: Tracer;
-}
-
-/** What a caller asks for when creating a task. */
-export interface CreateTaskInput {
-  readonly era: TaskEra;
-  readonly request: TaskRequest;
-  /** Requested ttl: `undefined` for the default, `null` for unlimited (subject to policy). */
-  readonly ttlMs?: number | null;
-  readonly statusMessage?: string | null;
-  /** The lease a worker takes with the create; see {@link NewTask.lease}. */
-  readonly lease?: TaskLease;
-  /** The queue's per-owner limits; see {@link NewTask.ownerLimits}. */
-  readonly ownerLimits?: OwnerLimits;
-  /** How the task may be executed (retries, deadline); default one run, no deadline. */
-  readonly execution?: Partial<ExecutionPolicy>;
-  /**
-   * The W3C trace context of the creating request (`traceparent` / `tracestate` from its
-   * `_meta` or HTTP headers): the creation span is its child, and the task's runs continue
-   * the trace. Checked here: an invalid value is ignored.
-   */
-  readonly traceContext?: TraceContext | null;
-}
-
-/** What a caller asks for when listing. */
-export interface ListTasksInput {
-  readonly statuses?: readonly TaskStatus[];
-  readonly cursor?: string;
-  readonly limit?: number;
-}
 
 /**
  * The owner-aware front of a {@link TaskStore}: it applies the owner policy, the TTL
@@ -145,14 +69,7 @@ export class TaskService {
     const scope = this.scope(caller);
     const ttlMs = resolveTtl(this.ttlPolicy, input.ttlMs);
     const taskId = this.#ids();
-    const parent = withRemoteParent(extractTraceContext(input.traceContext));
-    const span = this.tracer.startSpan(TASK_SPAN_NAMES.create, { kind: SpanKind.PRODUCER }, parent);
-    if (span.isRecording()) {
-      span.setAttribute(TASK_SPAN_ATTRIBUTES.taskId, taskId);
-      span.setAttribute(TASK_SPAN_ATTRIBUTES.toolName, input.request.toolName);
-      span.setAttribute(TASK_SPAN_ATTRIBUTES.era, input.era);
-    }
-    try {
+    return createTraced(this.tracer, taskId, input, async (traceContext) => {
       const record = await this.#store.create(
         {
           taskId,
@@ -166,22 +83,15 @@ export class TaskService {
             statusMessage: input.statusMessage ?? null,
           }),
           // Without an SDK this is the incoming context itself (or none).
-          traceContext: traceContextOf(span),
+          traceContext,
           ...(input.lease !== undefined && { lease: input.lease }),
           ...(input.ownerLimits !== undefined && { ownerLimits: input.ownerLimits }),
           ...(input.execution !== undefined && { execution: input.execution }),
         },
         scope,
       );
-      const created = this.#verified(scope, record.taskId, record);
-      setTaskSpanAttributes(span, created);
-      return created;
-    } catch (error) {
-      setSpanError(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
+      return this.#verified(scope, record.taskId, record);
+    });
   }
 
   async get(caller: Owner, taskId: string): Promise<TaskRecord> {
@@ -197,11 +107,7 @@ export class TaskService {
       ...(input.cursor !== undefined && { cursor: input.cursor }),
       ...(input.statuses !== undefined && { statuses: input.statuses }),
     });
-    const wanted = input.statuses && input.statuses.length > 0 ? new Set(input.statuses) : null;
-    const tasks = page.tasks
-      .filter((t) => scopeAllows(scope, t.owner) && (wanted === null || wanted.has(t.status)))
-      .slice(0, limit);
-    return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+    return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
   }
 
   /** One page of the caller's tasks, newest first, filtered by status and tool. */

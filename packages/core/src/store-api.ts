@@ -21,42 +21,25 @@ export {
 } from "./fairness.js";
 export { type FollowSource, followTask } from "./follow.js";
 export {
-  ACTIVE_STATUSES,
-  assertFence,
+  MAX_LEASE_HOLDER_LENGTH,
+  validateClaim,
+  validateLeaseHolder,
+  validateLeaseMs,
+} from "./lease-arguments.js";
+export {
   assertFreshInputKeys,
-  assertIntentAllowed,
-  CANCELLED_WITHOUT_RUN_MESSAGE,
-  canTransition,
-  claimTask,
   completeTask,
-  endCancelRequested,
-  executionPolicy,
   expiryOnTerminal,
   failTask,
-  HANDED_BACK_MESSAGE,
-  holdsTask,
-  INTENT_FROM,
-  type Intent,
-  isClaimable,
   isExpired,
-  isOrphaned,
   markTaskCancelled,
-  newTaskRecord,
-  type Requeue,
-  recoverOrphan,
-  releaseTask,
-  renewTaskLease,
   requestTaskCancel,
-  requeueTask,
   requireTaskInput,
-  retryingMessage,
   setTaskStatusMessage,
   submitTaskInput,
-  TRANSITIONS,
   takeTaskInputResponses,
-  validateNewTask,
-  WORKER_LOST_ERROR,
 } from "./lifecycle.js";
+export { executionPolicy, newTaskRecord, validateNewTask } from "./new-task.js";
 export {
   type OwnerScope,
   ownerKey,
@@ -73,20 +56,50 @@ export {
   utf8Length,
 } from "./payload.js";
 export {
+  assertFence,
+  claimTask,
+  endCancelRequested,
+  holdsTask,
+  isClaimable,
+  isOrphaned,
+  recoverOrphan,
+  releaseTask,
+  renewTaskLease,
+  requeueTask,
+} from "./queue-lifecycle.js";
+export { supportsQueue, type TaskQueueStore } from "./queue-store.js";
+export {
+  attemptsAfterRequeue,
+  CANCELLED_WITHOUT_RUN_MESSAGE,
+  DEADLINE_EXCEEDED_REASON,
+  deadlineExceededError,
+  errorRetryReason,
+  HANDED_BACK_MESSAGE,
+  type NextAttempt,
+  nextAttempt,
+  type Requeue,
+  type RunEnding,
+  retryBackoffOf,
+  retryingMessage,
+  WORKER_LOST_ERROR,
+  WORKER_LOST_REASON,
+} from "./retry-policy.js";
+export {
   assertStorable,
   assertStorableOwner,
   holdsUnstorableText,
   UNSTORABLE_CHARACTER,
   unstorableTextAt,
 } from "./storable.js";
-export {
-  type ListQuery,
-  type NewestQuery,
-  supportsQueue,
-  type TaskQueueStore,
-  type UsageAudit,
-  type UsageCounts,
-  type UsageSnapshot,
-} from "./store.js";
+export type { ListQuery, NewestQuery } from "./store.js";
 export type { NewTask } from "./task.js";
+export {
+  ACTIVE_STATUSES,
+  assertIntentAllowed,
+  canTransition,
+  INTENT_FROM,
+  type Intent,
+  TRANSITIONS,
+} from "./transitions.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";
+export type { UsageAudit, UsageCounts, UsageSnapshot } from "./usage.js";

@@ -12,11 +12,43 @@ import { packageEntries, readExportNames } from "../../../scripts/api-surface.mj
  * Exported by a module for other modules of core only, in no entry. Empty so far; a name
  * added here is deliberately unpublished.
  */
-// The runner's per-run machinery (built and driven by TaskRunner only), the contract
-// suites' shared helpers, and the listing helpers shared by TaskService and OperatorView.
+// The runner's parts and its per-run machinery (built and driven by TaskRunner only), the
+// contract suites' shared helpers, the listing helpers shared by TaskService and
+// OperatorView, TaskService's creation span, and the record copying the lifecycle
+// modules share.
 const MODULE_ONLY: readonly string[] = [
   "Run",
-  "RunHost",
+  "RunCollaborators",
+  "RunSettings",
+  "RunSlots",
+  "RunReports",
+  "OutcomeStore",
+  "RunSpan",
+  "RunLease",
+  "LeaseTerms",
+  "LeaseHolder",
+  "armDeadline",
+  "InputRounds",
+  "InputRoundsHost",
+  "HandlerEnd",
+  "OutcomeWrite",
+  "handlerOutcome",
+  "deadlineOutcome",
+  "HANDLER_RETURNED",
+  "RunStopState",
+  "StopReason",
+  "HandlerSlots",
+  "ClaimScheduler",
+  "ClaimSchedulerOptions",
+  "OutcomeSettler",
+  "OutcomeSettlerOptions",
+  "createTraced",
+  "copyExecution",
+  "copyRecord",
+  "EMPTY",
+  "Mutable",
+  "NO_KEYS",
+  "releasedExecution",
   "collectChanges",
   "expectTaskError",
   "INTERNAL_ERROR_CODE",

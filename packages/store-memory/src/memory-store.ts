@@ -29,7 +29,6 @@ import {
   decodeSequenceCursor,
   encodeCursor,
   failTask,
-  HANDED_BACK_MESSAGE,
   type Intent,
   isClaimable,
   isOrphaned,
@@ -38,10 +37,12 @@ import {
   type NewestQuery,
   type NewTask,
   newTaskRecord,
+  nextAttempt,
   type OwnerScope,
   outcomeBytes,
   payloadBytes,
   recoverOrphan,
+  releaseTask,
   renewTaskLease,
   requestTaskCancel,
   requeueTask,
@@ -58,13 +59,12 @@ import {
   type UsageCounts,
   underOwnerLimits,
   underRunningLimit,
+  validateClaim,
+  validateLeaseMs,
   validateNewTask,
-  validateOwnerLimits,
 } from "@mcp-tasks/core/store";
 import { MinHeap } from "./heap.js";
 import { FRESH, HeapEntry, LazyHeap, type QueueMark, ToolQueue } from "./queue.js";
-
-/** The status message of a task its stopping worker handed back (`releaseLease`). */
 
 /** Settings of a {@link MemoryTaskStore}. */
 export interface MemoryTaskStoreOptions {
@@ -475,9 +475,7 @@ export class MemoryTaskStore implements TaskQueueStore {
 
   async claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
     this.#open();
-    validateHolder(holder);
-    validateLeaseMs(options.leaseMs);
-    validateOwnerLimits(options);
+    validateClaim(holder, options);
     const limit = options.limit >= 1 ? Math.floor(options.limit) : 0;
     const now = this.#clock.now();
     this.#promoteDue(now);
@@ -561,12 +559,7 @@ export class MemoryTaskStore implements TaskQueueStore {
   async releaseLease(taskId: string, scope: OwnerScope): Promise<boolean> {
     const slot = this.#heldBy(taskId, scope);
     if (slot === null) return false;
-    const next = requeueTask(slot.record, this.#clock.now(), {
-      countAttempt: false,
-      backoffMs: 0,
-      statusMessage: HANDED_BACK_MESSAGE,
-    });
-    this.#requeueOrEnd(slot, next);
+    this.#requeueOrEnd(slot, releaseTask(slot.record, this.#clock.now()));
     return true;
   }
 
@@ -576,11 +569,8 @@ export class MemoryTaskStore implements TaskQueueStore {
     statusMessage: string | null,
   ): Promise<TaskRecord> {
     const slot = this.#fenced(taskId, scope, "requeue");
-    const next = requeueTask(slot.record, this.#clock.now(), {
-      countAttempt: true,
-      backoffMs: slot.record.execution.backoffMs,
-      statusMessage,
-    });
+    const retry = nextAttempt(slot.record.execution, { kind: "retry_requested", statusMessage });
+    const next = requeueTask(slot.record, this.#clock.now(), retry);
     return this.#requeueOrEnd(slot, next);
   }
 
@@ -905,16 +895,4 @@ function lastBefore(slots: readonly Slot[], before: number): number {
     else hi = mid;
   }
   return lo - 1;
-}
-
-function validateHolder(holder: string): void {
-  if (typeof holder !== "string" || holder.length === 0) {
-    throw taskErrors.invalidTask("a holder must be a non-empty string");
-  }
-}
-
-function validateLeaseMs(leaseMs: number): void {
-  if (!(Number.isSafeInteger(leaseMs) && leaseMs > 0)) {
-    throw taskErrors.invalidTask("leaseMs must be a positive integer");
-  }
 }

@@ -16,6 +16,7 @@ import {
   CANCELLED_WITHOUT_RUN_MESSAGE,
   claimTask,
   HANDED_BACK_MESSAGE,
+  MAX_LEASE_HOLDER_LENGTH,
   type NewTask,
   type OwnerScope,
   ownerScope,
@@ -24,6 +25,7 @@ import {
   retryingMessage,
   type TaskQueueStore,
   WORKER_LOST_ERROR,
+  WORKER_LOST_REASON,
 } from "../store-api.js";
 import type { ContractSuiteOptions } from "./contract.js";
 import { collectChanges, expectTaskError } from "./helpers.js";
@@ -54,8 +56,6 @@ const NODE_B = "node-b";
 /** The lease of the runs in these tests, unless a test says otherwise. */
 const LEASE = 30_000;
 const DAY = 24 * 60 * 60 * 1000;
-
-/** The status message of a task handed back by `releaseLease`. */
 
 /** What a sweep that found no orphan says. */
 const NO_ORPHANS: OrphanSweep = {
@@ -232,6 +232,23 @@ export function describeQueueStoreContract(
           });
         }
         expect(await store.get(b.taskId, BOB)).toEqual(claimed[1]);
+      });
+
+      it(`takes a holder of up to ${MAX_LEASE_HOLDER_LENGTH} characters, in claims and creations; refuses longer or empty ones`, async () => {
+        const longest = "w".repeat(MAX_LEASE_HOLDER_LENGTH);
+        const tooLong = `${longest}w`;
+        for (const holder of [tooLong, ""]) {
+          await expectError(store.claim(holder, { limit: 1, leaseMs: LEASE }), "invalid_task");
+          await expectError(held({}, ALICE, holder), "invalid_task");
+        }
+        const t = await queued();
+        const [claimed] = await store.claim(longest, { limit: 1, leaseMs: LEASE });
+        expect(claimed?.taskId).toBe(t.taskId);
+        expect(claimed?.execution.holder).toBe(longest);
+        expect(await store.renewLease(t.taskId, runOf(claimed!), LEASE)).toBe(true);
+        const created = await held({}, ALICE, longest);
+        expect(created.execution.holder).toBe(longest);
+        expect(await store.get(created.taskId, ALICE)).toEqual(created);
       });
 
       it("claims at most limit tasks; the next claim goes on with the next oldest", async () => {
@@ -863,7 +880,7 @@ export function describeQueueStoreContract(
         const recovered = await store.get(t.taskId, ALICE);
         expect(recovered).toEqual(recoverOrphan(t, clock.now()));
         expect(recovered.status).toBe("working");
-        expect(recovered.statusMessage).toBe(retryingMessage("the worker was lost", 2, 2));
+        expect(recovered.statusMessage).toBe(retryingMessage(WORKER_LOST_REASON, 2, 2));
         expect(recovered.version).toBe(t.version + 1);
         expect(recovered.lastUpdatedAt).toBe(clock.now());
         expect(recovered.execution).toMatchObject({

@@ -47,8 +47,10 @@ import {
   type NewestQuery,
   type NewTask,
   newTaskRecord,
+  nextAttempt,
   type OwnerScope,
   recoverOrphan,
+  releaseTask,
   renewTaskLease,
   requestTaskCancel,
   requeueTask,
@@ -62,12 +64,10 @@ import {
   taskPayloadBytes,
   underOwnerLimits,
   underRunningLimit,
+  validateClaim,
+  validateLeaseMs,
   validateNewTask,
-  validateOwnerLimits,
 } from "../../src/store-api.js";
-
-/** The status message of a task its stopping worker handed back (`releaseLease`). */
-export const RELEASED_MESSAGE = "Queued: handed back by a stopping worker";
 
 /** Settings of a {@link ReferenceTaskStore}; no bounds unless given. */
 export interface ReferenceTaskStoreOptions {
@@ -322,9 +322,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
 
   async claim(holder: string, options: ClaimOptions): Promise<TaskRecord[]> {
     this.#open();
-    validateHolder(holder);
-    validateLeaseMs(options.leaseMs);
-    validateOwnerLimits(options);
+    validateClaim(holder, options);
     const limit = claimLimit(options.limit);
     const now = this.#clock.now();
     const tools = options.toolNames === undefined ? null : new Set(options.toolNames);
@@ -389,12 +387,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
   async releaseLease(taskId: string, scope: OwnerScope): Promise<boolean> {
     const entry = this.#heldBy(taskId, scope);
     if (entry === null) return false;
-    const next = requeueTask(entry.record, this.#clock.now(), {
-      countAttempt: false,
-      backoffMs: 0,
-      statusMessage: RELEASED_MESSAGE,
-    });
-    this.#requeueOrEnd(entry, next);
+    this.#requeueOrEnd(entry, releaseTask(entry.record, this.#clock.now()));
     return true;
   }
 
@@ -404,11 +397,8 @@ export class ReferenceTaskStore implements TaskQueueStore {
     statusMessage: string | null,
   ): Promise<TaskRecord> {
     const entry = this.#fenced(taskId, scope, "requeue");
-    const next = requeueTask(entry.record, this.#clock.now(), {
-      countAttempt: true,
-      backoffMs: entry.record.execution.backoffMs,
-      statusMessage,
-    });
+    const retry = nextAttempt(entry.record.execution, { kind: "retry_requested", statusMessage });
+    const next = requeueTask(entry.record, this.#clock.now(), retry);
     return this.#requeueOrEnd(entry, next);
   }
 
@@ -515,18 +505,6 @@ export class ReferenceTaskStore implements TaskQueueStore {
     } finally {
       this.#delivering = false;
     }
-  }
-}
-
-function validateHolder(holder: string): void {
-  if (typeof holder !== "string" || holder.length === 0) {
-    throw taskErrors.invalidTask("a holder must be a non-empty string");
-  }
-}
-
-function validateLeaseMs(leaseMs: number): void {
-  if (!(Number.isSafeInteger(leaseMs) && leaseMs > 0)) {
-    throw taskErrors.invalidTask("leaseMs must be a positive integer");
   }
 }
 

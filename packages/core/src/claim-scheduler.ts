@@ -1,0 +1,269 @@
+/**
+ * When a runner claims queued tasks, and how many: claims are woken by signs of queued
+ * work (the change feed, a periodic scan, a retry backoff ending, a freed slot under a
+ * per-owner cap) and sized to the free handler slots, with up to two claim statements in
+ * flight at once.
+ */
+
+import { isTaskError } from "./errors.js";
+import type { OwnerLimits } from "./fairness.js";
+import type { HandlerSlots } from "./handler-slots.js";
+import type { TaskService } from "./service.js";
+import type { Unsubscribe } from "./store.js";
+import type { TaskRecord } from "./task.js";
+import type { TaskHandler } from "./task-context.js";
+import type { ToolDefinition } from "./tool.js";
+
+/**
+ * Most claim statements one runner has in flight at once: a second one takes the slots that
+ * came free while the first was out (a single claim at a time left a third of the slots idle
+ * under load); more would only add statements.
+ */
+const MAX_CLAIMS_IN_FLIGHT = 2;
+/** A claim beside one in flight waits for at least `concurrency / this` free slots. */
+const CLAIM_BATCH_DIVISOR = 8;
+/** The longest delay `setTimeout` takes (a longer one would fire at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** What a {@link ClaimScheduler} claims for. */
+export interface ClaimSchedulerOptions {
+  readonly service: TaskService;
+  /** This worker's name: the lease holder of the tasks it claims. */
+  readonly holder: string;
+  readonly leaseMs: number;
+  /** How often to recover orphans and claim without a notification. */
+  readonly scanIntervalMs: number;
+  readonly ownerLimits: OwnerLimits;
+  readonly slots: HandlerSlots;
+  /** The tools this node runs, by name: claims take tasks of these only. */
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /** Starts the run of a claimed task. */
+  launch(record: TaskRecord, handler: TaskHandler): void;
+  onError(error: unknown, taskId: string): void;
+}
+
+/** The claiming of one runner. */
+export class ClaimScheduler {
+  readonly #o: ClaimSchedulerOptions;
+  #claiming = false;
+  #unwatch: Unsubscribe | undefined;
+  #scanner: NodeJS.Timeout | undefined;
+  /** Claim statements in flight. */
+  #claimsInFlight = 0;
+  /** Slots asked for by the claims in flight and by tasks being created to run here. */
+  #reservedSlots = 0;
+  /** Of {@link #reservedSlots}, the slots of tasks being created to run here. */
+  #creatingSlots = 0;
+  /** A wake-up came while no further claim could start: look again when one returns. */
+  #wokenDuringClaims = false;
+  /**
+   * The last claim came back short and nothing has been queued since: a freed slot alone
+   * does not send another claim (it would find nothing), a sign of queued work does.
+   */
+  #queueSeenEmpty = false;
+  /** The last claim to return found fewer tasks than it asked for. */
+  #lastClaimShort = true;
+  /** Signs of queued work so far (see {@link workMayBeQueued}): a claim compares before and after. */
+  #queuedWorkSignals = 0;
+  /** When retry backoffs of tasks this node requeued end (`performance.now()` times, sorted). */
+  #retryWakeTimes: number[] = [];
+  /** Wakes claiming at the first of {@link #retryWakeTimes}. */
+  #retryWakeTimer: NodeJS.Timeout | undefined;
+  /** Tasks claimed from the queue so far. */
+  claimed = 0;
+
+  constructor(options: ClaimSchedulerOptions) {
+    this.#o = options;
+  }
+
+  /** True while this node claims queued tasks. */
+  get claiming(): boolean {
+    return this.#claiming;
+  }
+
+  /** Starts claiming: woken by the change feed, and by a periodic scan. */
+  start(): void {
+    const { service } = this.#o;
+    this.#claiming = true;
+    // Woken by the change feed: a task became claimable somewhere.
+    this.#unwatch = service.watch((change) => {
+      if (change.kind === "queued") this.workMayBeQueued();
+    });
+    this.#scanner = setInterval(() => {
+      // Also the fallback for a lost notification: claim whether or not it recovered any.
+      void service.recoverOrphans({ limit: 100 }).then(
+        () => this.workMayBeQueued(),
+        (error) => this.#o.onError(error, "*"),
+      );
+    }, this.#o.scanIntervalMs);
+    this.#scanner.unref();
+    this.workMayBeQueued();
+  }
+
+  /** Stops claiming; claims in flight still launch what they bring back. */
+  stop(): void {
+    this.#claiming = false;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    if (this.#scanner !== undefined) clearInterval(this.#scanner);
+    this.#scanner = undefined;
+    if (this.#retryWakeTimer !== undefined) clearTimeout(this.#retryWakeTimer);
+    this.#retryWakeTimer = undefined;
+    this.#retryWakeTimes = [];
+  }
+
+  /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
+  workMayBeQueued(): void {
+    this.#queuedWorkSignals += 1;
+    this.#queueSeenEmpty = false;
+    this.wake();
+  }
+
+  /**
+   * A run ended: its slot is free. Under a per-owner cap, a short claim does not mean the
+   * queue is empty (owners at their cap were left out), and this run's end may have put
+   * its owner back under its cap: a sign of claimable work.
+   */
+  runEnded(): void {
+    if (this.#o.ownerLimits.maxRunningPerOwner !== undefined) this.workMayBeQueued();
+    else this.wake();
+  }
+
+  /**
+   * Claims for the free slots now. Claiming is pipelined: up to {@link MAX_CLAIMS_IN_FLIGHT}
+   * claim statements may be in flight, each for slots nobody has asked for yet (running
+   * handlers plus slots reserved by the claims in flight never exceed `concurrency`), so
+   * slots that come free during a claim's round trip are claimed at once instead of waiting
+   * for it to return. A further claim while one is in flight waits for a batch's worth of
+   * free slots, so a stream of finishing runs does not turn into one statement per task.
+   */
+  wake(): void {
+    if (!this.#claiming || this.#o.tools.size === 0 || this.#queueSeenEmpty) return;
+    const room = this.#room();
+    if (room <= 0) return; // a finishing run wakes claiming again
+    const inFlight = this.#claimsInFlight;
+    if (
+      inFlight >= MAX_CLAIMS_IN_FLIGHT ||
+      (inFlight > 0 && room < Math.ceil(this.#o.slots.concurrency / CLAIM_BATCH_DIVISOR))
+    ) {
+      this.#wokenDuringClaims = true;
+      return;
+    }
+    void this.#claim(room);
+  }
+
+  /** Tasks this node may take on now: free slots, less those already asked for. */
+  #room(): number {
+    return this.#o.slots.free - this.#reservedSlots;
+  }
+
+  /**
+   * Slots a task created now may run in. Its creation does not wait for the claims in
+   * flight: when the last claim found the queue empty (those in flight will likely come back
+   * short too), it may take a slot one of them reserved, and a claim that then comes back
+   * with more tasks than there is room for hands the extra ones back (see {@link #claim}).
+   * Under a backlog (full claims) only unreserved slots count, and the task is queued.
+   */
+  roomForCreate(): number {
+    const room = this.#room();
+    if (room > 0 || !this.#lastClaimShort) return room;
+    return this.#o.slots.free - this.#creatingSlots;
+  }
+
+  /**
+   * Holds a slot for a task being created to run here, so no claim takes it meanwhile;
+   * the returned function gives it up (the task runs, or was created queued).
+   */
+  reserveForCreate(): () => void {
+    this.#reservedSlots += 1;
+    this.#creatingSlots += 1;
+    return () => {
+      this.#reservedSlots -= 1;
+      this.#creatingSlots -= 1;
+    };
+  }
+
+  async #claim(room: number): Promise<void> {
+    const o = this.#o;
+    this.#claimsInFlight += 1;
+    this.#reservedSlots += room;
+    const signalsBefore = this.#queuedWorkSignals;
+    let claimed: TaskRecord[] = [];
+    try {
+      claimed = await o.service.claim(o.holder, {
+        limit: room,
+        leaseMs: o.leaseMs,
+        toolNames: [...o.tools.keys()],
+        ...o.ownerLimits,
+      });
+    } catch (error) {
+      if (!isTaskError(error, "store_unavailable")) o.onError(error, "*");
+    } finally {
+      this.#claimsInFlight -= 1;
+      this.#reservedSlots -= room;
+    }
+    this.claimed += claimed.length;
+    // Creates may have taken slots this claim reserved (see roomForCreate): the tasks that
+    // no longer fit go back to the queue at once, their attempt not counted.
+    let fits = Math.max(0, this.#room());
+    for (const record of claimed) {
+      const tool = o.tools.get(record.request.toolName);
+      if (tool === undefined) continue; // filtered by name: cannot happen
+      if (fits-- > 0) o.launch(record, tool.run);
+      else this.#handBackUnstarted(record);
+    }
+    // A full batch: more may be waiting. A short one (or a failed one: the store is down)
+    // found the queue empty, unless something was queued meanwhile.
+    this.#lastClaimShort = claimed.length < room;
+    if (claimed.length >= room) this.#queueSeenEmpty = false;
+    else if (this.#queuedWorkSignals === signalsBefore) this.#queueSeenEmpty = true;
+    // Or a wake-up came while this claim was out.
+    if (claimed.length >= room || this.#wokenDuringClaims) {
+      this.#wokenDuringClaims = false;
+      this.wake();
+    }
+  }
+
+  /** Hands a claimed task that was never started back to the queue (see {@link #claim}). */
+  #handBackUnstarted(record: TaskRecord): void {
+    const writer = this.#o.service.forRun(record.owner, record.taskId, {
+      holder: this.#o.holder,
+      fencingToken: record.execution.fencingToken,
+    });
+    writer.releaseLease().catch((error) => this.#o.onError(error, record.taskId));
+  }
+
+  /**
+   * Wakes claiming `delayMs` from now, when a task this node requeued with a retry backoff
+   * becomes claimable; otherwise only the next periodic scan would notice it. Relative, so
+   * the store's clock (the database's, or an injected one) need not match this process's.
+   * At most `concurrency` wake-ups are pending; beyond that the scan catches the rest.
+   */
+  wakeAfter(delayMs: number): void {
+    if (!this.#claiming || this.#retryWakeTimes.length >= this.#o.slots.concurrency) return;
+    const at = performance.now() + Math.min(Math.max(0, delayMs), MAX_TIMER_MS);
+    const times = this.#retryWakeTimes;
+    let i = times.length;
+    while (i > 0 && (times[i - 1] as number) > at) i--;
+    times.splice(i, 0, at);
+    if (i === 0) this.#armRetryWakeTimer();
+  }
+
+  #armRetryWakeTimer(): void {
+    if (this.#retryWakeTimer !== undefined) clearTimeout(this.#retryWakeTimer);
+    this.#retryWakeTimer = undefined;
+    const next = this.#retryWakeTimes[0];
+    if (next === undefined) return;
+    this.#retryWakeTimer = setTimeout(
+      () => {
+        const now = performance.now();
+        const times = this.#retryWakeTimes;
+        while ((times[0] ?? Number.POSITIVE_INFINITY) <= now) times.shift();
+        this.#armRetryWakeTimer();
+        this.workMayBeQueued();
+      },
+      Math.max(0, next - performance.now()),
+    );
+    this.#retryWakeTimer.unref();
+  }
+}
