@@ -1,4 +1,4 @@
-import { isTaskError } from "./errors.js";
+import { isTaskError, taskErrors } from "./errors.js";
 import type { TaskChange, TaskChangeListener, Unsubscribe } from "./store.js";
 import type { TaskRecord } from "./task.js";
 import { isTerminal } from "./transitions.js";
@@ -118,4 +118,21 @@ function sleep(ms: number, install: (wake: () => void) => void): Promise<void> {
       timer.unref();
     }
   });
+}
+
+/**
+ * The first of a task's `records` for which `predicate` holds (see `TaskService.waitFor`);
+ * `invalid_transition` when they end (the task ended) without it holding.
+ */
+export async function firstMatching(
+  taskId: string,
+  records: AsyncIterable<TaskRecord>,
+  predicate: (task: TaskRecord) => boolean,
+): Promise<TaskRecord> {
+  let last: TaskRecord | undefined;
+  for await (const task of records) {
+    if (predicate(task)) return task;
+    last = task;
+  }
+  throw taskErrors.invalidTransition(taskId, last?.status ?? "unknown", "wait for");
 }

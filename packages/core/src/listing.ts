@@ -1,4 +1,6 @@
-import type { NewestQuery, TaskPage } from "./store.js";
+import { type OwnerScope, scopeAllows } from "./owner.js";
+import type { ListTasksInput } from "./service-options.js";
+import type { NewestQuery, TaskPage, TaskStore } from "./store.js";
 import type { TaskRecord, TaskStatus } from "./task.js";
 
 /** What a caller asks for when listing newest first (a console's view). */
@@ -9,11 +11,31 @@ export interface ListNewestInput {
   readonly limit?: number;
 }
 
-/** Page sizes: `limit` within 1 and `max`, `fallback` when absent. */
-export function pageSize(limit: number | undefined, fallback: number, max: number): number {
-  if (limit === undefined) return fallback;
+/** A listing's page sizes: when none is asked for, and the most one may ask for. */
+export interface PageSizes {
+  readonly fallback: number;
+  readonly max: number;
+}
+
+/**
+ * The page sizes of a service or view from its options: `maxPageSize` default 100,
+ * `defaultPageSize` default 50 and at most `maxPageSize`; a `RangeError` below 1.
+ */
+export function pageSizes(options: {
+  readonly defaultPageSize?: number;
+  readonly maxPageSize?: number;
+}): PageSizes {
+  const max = options.maxPageSize ?? 100;
+  const fallback = Math.min(options.defaultPageSize ?? 50, max);
+  if (!(max >= 1 && fallback >= 1)) throw new RangeError("page sizes must be at least 1");
+  return { fallback, max };
+}
+
+/** The size of one page: `limit` within 1 and `sizes.max`, `sizes.fallback` when absent. */
+export function pageSize(limit: number | undefined, sizes: PageSizes): number {
+  if (limit === undefined) return sizes.fallback;
   if (!Number.isFinite(limit) || limit < 1) return 1;
-  return Math.min(Math.floor(limit), max);
+  return Math.min(Math.floor(limit), sizes.max);
 }
 
 /** The store query of a newest-first listing. */
@@ -44,4 +66,32 @@ export function filteredPage(
     )
     .slice(0, limit);
   return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor };
+}
+
+/** One page of `scope`'s tasks, oldest first, each row re-checked against the scope. */
+export async function listOwnTasks(
+  store: TaskStore,
+  scope: OwnerScope,
+  input: ListTasksInput,
+  sizes: PageSizes,
+): Promise<TaskPage> {
+  const limit = pageSize(input.limit, sizes);
+  const page = await store.list(scope, {
+    limit,
+    ...(input.cursor !== undefined && { cursor: input.cursor }),
+    ...(input.statuses !== undefined && { statuses: input.statuses }),
+  });
+  return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
+}
+
+/** One page of `scope`'s tasks, newest first, filtered, each row re-checked. */
+export async function listOwnNewest(
+  store: TaskStore,
+  scope: OwnerScope,
+  input: ListNewestInput,
+  sizes: PageSizes,
+): Promise<TaskPage> {
+  const limit = pageSize(input.limit, sizes);
+  const page = await store.listNewest(scope, newestQuery(input, limit));
+  return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
 }

@@ -1,5 +1,12 @@
 import { taskErrors } from "./errors.js";
-import { filteredPage, type ListNewestInput, newestQuery, pageSize } from "./listing.js";
+import {
+  filteredPage,
+  type ListNewestInput,
+  newestQuery,
+  type PageSizes,
+  pageSize,
+  pageSizes,
+} from "./listing.js";
 import type { TaskPage, TaskStore } from "./store.js";
 import type { TaskRecord } from "./task.js";
 
@@ -22,18 +29,16 @@ export interface OperatorViewOptions {
  */
 export class OperatorView {
   readonly #store: TaskStore;
-  readonly #maxPageSize: number;
-  readonly #defaultPageSize: number;
+  readonly #pageSizes: PageSizes;
 
   constructor(options: OperatorViewOptions) {
     this.#store = options.store;
-    this.#maxPageSize = options.maxPageSize ?? 100;
-    this.#defaultPageSize = Math.min(options.defaultPageSize ?? 50, this.#maxPageSize);
+    this.#pageSizes = pageSizes(options);
   }
 
   /** One page of every owner's tasks, newest first, filtered by status and tool. */
   async listNewest(input: ListNewestInput = {}): Promise<TaskPage> {
-    const limit = pageSize(input.limit, this.#defaultPageSize, this.#maxPageSize);
+    const limit = pageSize(input.limit, this.#pageSizes);
     const page = await this.#store.listNewestAcrossOwners(newestQuery(input, limit));
     return filteredPage(page, input, limit, () => true);
   }

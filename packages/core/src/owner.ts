@@ -1,3 +1,4 @@
+import { taskErrors } from "./errors.js";
 import type { Fence } from "./task.js";
 /**
  * The owner of a task: who may see and change it. Each part is optional, and owners are
@@ -107,4 +108,19 @@ export function scopeAllowsKey(scope: OwnerScope, taskOwnerKey: string): boolean
 /** True when a task owned by `taskOwner` is inside the scope. */
 export function scopeAllows(scope: OwnerScope, taskOwner: Owner): boolean {
   return scopeAllowsKey(scope, ownerKey(taskOwner));
+}
+
+/**
+ * `record` when it is task `taskId` and `scope` may see it; else `not_found_or_unauthorized`.
+ * Defence in depth: the store filtered by owner already, but a custom store may be buggy.
+ */
+export function verifiedRecord<R extends { readonly taskId: string; readonly owner: Owner }>(
+  scope: OwnerScope,
+  taskId: string,
+  record: R,
+): R {
+  if (record.taskId !== taskId || !scopeAllows(scope, record.owner)) {
+    throw taskErrors.notFound(taskId);
+  }
+  return record;
 }

@@ -110,3 +110,8 @@ export function supportsQueue(store: TaskStore): store is TaskQueueStore {
     typeof s.recoverOrphans === "function"
   );
 }
+
+/** The sweep of a store that is no task queue: nothing recovered. */
+export function noOrphans(): OrphanSweep {
+  return { requeued: 0, failed: 0, failedTasks: [], cancelled: 0, cancelledTasks: [] };
+}

@@ -4,7 +4,14 @@ import type { Tracer } from "@opentelemetry/api";
 import type { OwnerLimits } from "./fairness.js";
 import type { IdGenerator } from "./ids.js";
 import type { TaskStore } from "./store.js";
-import type { ExecutionPolicy, TaskEra, TaskLease, TaskRequest, TaskStatus } from "./task.js";
+import type {
+  ExecutionPolicy,
+  NewTask,
+  TaskEra,
+  TaskLease,
+  TaskRequest,
+  TaskStatus,
+} from "./task.js";
 import type { TraceContext } from "./trace-context.js";
 import type { TtlPolicy } from "./ttl.js";
 
@@ -62,4 +69,30 @@ export interface ListTasksInput {
   readonly statuses?: readonly TaskStatus[];
   readonly cursor?: string;
   readonly limit?: number;
+}
+
+/** What the service decides for a task it creates (the rest comes from the caller). */
+export interface ServiceDecisions {
+  readonly taskId: string;
+  readonly ttlMs: number | null;
+  readonly ttlAnchor: NewTask["ttlAnchor"];
+  readonly pollIntervalMs: number | null;
+  /** The creation span's context, stored with the task (none without a tracer). */
+  readonly traceContext: TraceContext | null;
+}
+
+/** The store's new task for a caller's {@link CreateTaskInput}. */
+export function newTaskOf(input: CreateTaskInput, decided: ServiceDecisions): NewTask {
+  return {
+    ...decided,
+    era: input.era,
+    request: input.request,
+    // Left out under owner limits: a task created queued then says why it waits.
+    ...((input.statusMessage !== undefined || input.ownerLimits === undefined) && {
+      statusMessage: input.statusMessage ?? null,
+    }),
+    ...(input.lease !== undefined && { lease: input.lease }),
+    ...(input.ownerLimits !== undefined && { ownerLimits: input.ownerLimits }),
+    ...(input.execution !== undefined && { execution: input.execution }),
+  };
 }

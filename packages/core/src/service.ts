@@ -1,13 +1,24 @@
 import type { Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
-import { type FollowOptions, followTask } from "./follow.js";
+import { type FollowOptions, firstMatching, followTask } from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
-import { filteredPage, type ListNewestInput, newestQuery, pageSize } from "./listing.js";
-import { type Owner, type OwnerScope, ownerScope, scopeAllows } from "./owner.js";
-import { type ClaimOptions, type OrphanSweep, supportsQueue } from "./queue-store.js";
+import {
+  type ListNewestInput,
+  listOwnNewest,
+  listOwnTasks,
+  type PageSizes,
+  pageSizes,
+} from "./listing.js";
+import { type Owner, type OwnerScope, ownerScope, verifiedRecord } from "./owner.js";
+import { type ClaimOptions, noOrphans, type OrphanSweep, supportsQueue } from "./queue-store.js";
 import { RunWriter } from "./run-writer.js";
-import type { CreateTaskInput, ListTasksInput, TaskServiceOptions } from "./service-options.js";
+import {
+  type CreateTaskInput,
+  type ListTasksInput,
+  newTaskOf,
+  type TaskServiceOptions,
+} from "./service-options.js";
 import type { TaskChangeListener, TaskPage, TaskStore, Unsubscribe } from "./store.js";
 import {
   cancelModeOf,
@@ -34,8 +45,7 @@ export class TaskService {
   /** The tracer of the creation spans (see {@link TaskServiceOptions.tracer}). */
   readonly tracer: Tracer;
   readonly #ids: IdGenerator;
-  readonly #defaultPageSize: number;
-  readonly #maxPageSize: number;
+  readonly #pageSizes: PageSizes;
   readonly #waitRecheckMs: number;
 
   constructor(options: TaskServiceOptions) {
@@ -44,13 +54,9 @@ export class TaskService {
     this.ttlPolicy = ttlPolicy(options.ttl);
     this.pollIntervalMs = options.pollIntervalMs === undefined ? 1000 : options.pollIntervalMs;
     this.#ids = options.ids ?? createIdGenerator();
-    this.#maxPageSize = options.maxPageSize ?? 100;
-    this.#defaultPageSize = Math.min(options.defaultPageSize ?? 50, this.#maxPageSize);
+    this.#pageSizes = pageSizes(options);
     this.#waitRecheckMs = options.waitRecheckMs ?? 30_000;
     this.tracer = options.tracer ?? coreTracer();
-    if (!(this.#maxPageSize >= 1 && this.#defaultPageSize >= 1)) {
-      throw new RangeError("page sizes must be at least 1");
-    }
   }
 
   /** The scope a caller acts in; throws `not_found_or_unauthorized` if it may see nothing. */
@@ -70,27 +76,15 @@ export class TaskService {
     const ttlMs = resolveTtl(this.ttlPolicy, input.ttlMs);
     const taskId = this.#ids();
     return createTraced(this.tracer, taskId, input, async (traceContext) => {
-      const record = await this.#store.create(
-        {
-          taskId,
-          era: input.era,
-          request: input.request,
-          ttlMs,
-          ttlAnchor: this.ttlPolicy.anchor,
-          pollIntervalMs: this.pollIntervalMs,
-          // Left out under owner limits: a task created queued then says why it waits.
-          ...((input.statusMessage !== undefined || input.ownerLimits === undefined) && {
-            statusMessage: input.statusMessage ?? null,
-          }),
-          // Without an SDK this is the incoming context itself (or none).
-          traceContext,
-          ...(input.lease !== undefined && { lease: input.lease }),
-          ...(input.ownerLimits !== undefined && { ownerLimits: input.ownerLimits }),
-          ...(input.execution !== undefined && { execution: input.execution }),
-        },
-        scope,
-      );
-      return this.#verified(scope, record.taskId, record);
+      const task = newTaskOf(input, {
+        taskId,
+        ttlMs,
+        ttlAnchor: this.ttlPolicy.anchor,
+        pollIntervalMs: this.pollIntervalMs,
+        traceContext,
+      });
+      const record = await this.#store.create(task, scope);
+      return verifiedRecord(scope, record.taskId, record);
     });
   }
 
@@ -99,23 +93,13 @@ export class TaskService {
   }
 
   /** One page of the caller's tasks, oldest first. */
-  async list(caller: Owner, input: ListTasksInput = {}): Promise<TaskPage> {
-    const scope = this.scope(caller);
-    const limit = this.#pageSize(input.limit);
-    const page = await this.#store.list(scope, {
-      limit,
-      ...(input.cursor !== undefined && { cursor: input.cursor }),
-      ...(input.statuses !== undefined && { statuses: input.statuses }),
-    });
-    return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
+  list(caller: Owner, input: ListTasksInput = {}): Promise<TaskPage> {
+    return listOwnTasks(this.#store, this.scope(caller), input, this.#pageSizes);
   }
 
   /** One page of the caller's tasks, newest first, filtered by status and tool. */
-  async listNewest(caller: Owner, input: ListNewestInput = {}): Promise<TaskPage> {
-    const scope = this.scope(caller);
-    const limit = this.#pageSize(input.limit);
-    const page = await this.#store.listNewest(scope, newestQuery(input, limit));
-    return filteredPage(page, input, limit, (t) => scopeAllows(scope, t.owner));
+  listNewest(caller: Owner, input: ListNewestInput = {}): Promise<TaskPage> {
+    return listOwnNewest(this.#store, this.scope(caller), input, this.#pageSizes);
   }
 
   async complete(
@@ -209,14 +193,14 @@ export class TaskService {
   ): Promise<SubmitInputResult> {
     const scope = this.scope(caller);
     const result = await this.#store.submitInput(taskId, scope, responses);
-    this.#verified(scope, taskId, result.task);
+    verifiedRecord(scope, taskId, result.task);
     return result;
   }
 
   async takeInputResponses(caller: Owner, taskId: string): Promise<TakeInputResult> {
     const scope = this.scope(caller);
     const result = await this.#store.takeInputResponses(taskId, scope);
-    this.#verified(scope, taskId, result.task);
+    verifiedRecord(scope, taskId, result.task);
     return result;
   }
 
@@ -236,13 +220,7 @@ export class TaskService {
   recoverOrphans(options?: { limit?: number }): Promise<OrphanSweep> {
     return supportsQueue(this.#store)
       ? this.#store.recoverOrphans(options)
-      : Promise.resolve({
-          requeued: 0,
-          failed: 0,
-          failedTasks: [],
-          cancelled: 0,
-          cancelledTasks: [],
-        });
+      : Promise.resolve(noOrphans());
   }
 
   /** True when the store is also the task queue (any node may run any task). */
@@ -266,7 +244,7 @@ export class TaskService {
     const scope: OwnerScope =
       fence === undefined ? this.scope(caller) : { ...this.scope(caller), fence };
     return new RunWriter(this.#store, taskId, scope, (record) =>
-      this.#verified(scope, taskId, record),
+      verifiedRecord(scope, taskId, record),
     );
   }
 
@@ -306,32 +284,16 @@ export class TaskService {
     predicate: (task: TaskRecord) => boolean,
     options: { signal?: AbortSignal } = {},
   ): Promise<TaskRecord> {
-    let last: TaskRecord | undefined;
-    for await (const task of this.follow(caller, taskId, options)) {
-      if (predicate(task)) return task;
-      last = task;
-    }
-    throw taskErrors.invalidTransition(taskId, last?.status ?? "unknown", "wait for");
+    return firstMatching(taskId, this.follow(caller, taskId, options), predicate);
   }
 
-  #pageSize(limit: number | undefined): number {
-    return pageSize(limit, this.#defaultPageSize, this.#maxPageSize);
-  }
-
+  /** Runs `operation` in the caller's scope and re-checks the record it returns. */
   async #guarded(
     caller: Owner,
     taskId: string,
     operation: (scope: OwnerScope) => Promise<TaskRecord>,
   ): Promise<TaskRecord> {
     const scope = this.scope(caller);
-    return this.#verified(scope, taskId, await operation(scope));
-  }
-
-  #verified(scope: OwnerScope, taskId: string, record: TaskRecord): TaskRecord {
-    // Defence in depth: the store filtered by owner already, but a custom store may be buggy.
-    if (record.taskId !== taskId || !scopeAllows(scope, record.owner)) {
-      throw taskErrors.notFound(taskId);
-    }
-    return record;
+    return verifiedRecord(scope, taskId, await operation(scope));
   }
 }

@@ -55,6 +55,17 @@ const MODULE_ONLY: readonly string[] = [
   "pageSize",
   "newestQuery",
   "filteredPage",
+  "PageSizes",
+  "pageSizes",
+  "listOwnTasks",
+  "listOwnNewest",
+  // TaskService's parts: its record re-check, waitFor's match, the no-queue sweep and the
+  // store's new task built from a caller's input.
+  "verifiedRecord",
+  "firstMatching",
+  "noOrphans",
+  "newTaskOf",
+  "ServiceDecisions",
 ];
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
