@@ -44,7 +44,7 @@ export interface PlanContext {
  * How many stripes each owner's usage (and the total) is spread over: `hashtext(id) & 15`.
  * A quota check sums this many rows; concurrent writers rarely wait on the same one.
  */
-export const USAGE_STRIPES = 16;
+const USAGE_STRIPES = 16;
 
 /** The stripe of a task's usage: the same for every write of the task. */
 const stripeOf = (id: string) => `(hashtext(${id}) & ${USAGE_STRIPES - 1})::smallint`;

@@ -1,6 +1,7 @@
 import { notes, type PlanContext } from "./context.js";
 import { createPlans } from "./create.js";
 import { housekeepingPlans } from "./housekeeping.js";
+import { orphanPlans } from "./orphans.js";
 import { queuePlans } from "./queue.js";
 import { readPlans } from "./reads.js";
 import { settlePlans } from "./settle.js";
@@ -21,6 +22,7 @@ export function buildPlans(ctx: PlanContext) {
     ...transitionPlans(ctx, note),
     ...settlePlans(ctx, note),
     ...queuePlans(ctx, note),
+    ...orphanPlans(ctx, note),
     ...housekeepingPlans(ctx, note),
   };
 }
