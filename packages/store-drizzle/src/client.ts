@@ -1,14 +1,11 @@
 import { resolveClient, type TaskStoreClient } from "./drivers.js";
 import { BatchedNotifier } from "./feed.js";
 import { migrate } from "./migrate.js";
-import {
-  nodePostgresClientSubscribe,
-  nodePostgresExecutor,
-  nodePostgresPoolSubscribe,
-} from "./node-postgres.js";
+import { nodePostgresExecutor } from "./node-postgres.js";
+import { nodePostgresClientSubscribe, nodePostgresPoolSubscribe } from "./node-postgres-listen.js";
 import { pgliteBackend } from "./pglite.js";
+import { notifyBatch } from "./plans/notify.js";
 import { postgresBackend } from "./postgres.js";
-import { NOTIFY_BATCH } from "./statements.js";
 import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
 /** Settings of {@link createTaskStore}: the connection you have, and the store's options. */
@@ -69,8 +66,10 @@ export async function createTaskStore(options: TaskStoreOptions): Promise<Drizzl
           resolved.driver === "pg-pool"
             ? nodePostgresPoolSubscribe(resolved.pool)
             : nodePostgresClientSubscribe(resolved.client),
-        sendNotifications: (channel, payloads) =>
-          executor.query(NOTIFY_BATCH, [channel, JSON.stringify(payloads)]),
+        sendNotifications: (channel, payloads) => {
+          const { text, values } = notifyBatch({ channel, payloads: JSON.stringify(payloads) });
+          return executor.query(text, values);
+        },
         createNotifier: (send) =>
           new BatchedNotifier(send, { minIntervalMs: options.notifyIntervalMs ?? 5 }),
         release: keep,

@@ -2,8 +2,9 @@ import postgres, { type Sql } from "postgres";
 import { postgresExecutor } from "./executor.js";
 import { BatchedNotifier, postgresSubscribe } from "./feed.js";
 import { migrate } from "./migrate.js";
+import { DEFAULT_OPERATION_TIMEOUT_MS } from "./options.js";
+import { notifyBatch } from "./plans/notify.js";
 import { connectBackoffSeconds, Reachability } from "./reachability.js";
-import { NOTIFY_BATCH } from "./statements.js";
 import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
 /** Settings of {@link createPostgresTaskStore}: a URL (the store owns its pool) or a client. */
@@ -58,8 +59,10 @@ export function postgresBackend(
     executor: postgresExecutor(sql, reachability),
     ...(readSql !== undefined && { reads: postgresExecutor(readSql, reachability).query }),
     subscribe: postgresSubscribe(sql),
-    sendNotifications: (channel, payloads) =>
-      notifySql.unsafe(NOTIFY_BATCH, [channel, JSON.stringify(payloads)], { prepare: true }),
+    sendNotifications: (channel, payloads) => {
+      const { text, values } = notifyBatch({ channel, payloads: JSON.stringify(payloads) });
+      return notifySql.unsafe(text, values as never[], { prepare: true });
+    },
     createNotifier: (send) => new BatchedNotifier(send, { minIntervalMs: notifyIntervalMs }),
     release,
   };
@@ -73,7 +76,7 @@ export function postgresBackend(
 export async function createPostgresTaskStore(
   options: PostgresTaskStoreOptions,
 ): Promise<DrizzleTaskStore> {
-  const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  const timeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
   const connectTimeout = options.connectTimeoutSeconds ?? 5;
   const readPoolSize = options.readPoolSize ?? 1;
   if (!Number.isSafeInteger(readPoolSize) || readPoolSize < 0) {

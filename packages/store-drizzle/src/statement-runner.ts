@@ -1,0 +1,65 @@
+import { taskErrors } from "@mcp-tasks/core/store";
+import { mapDriverError } from "./errors.js";
+import type { Executor, Query, Row } from "./executor.js";
+import { LockedScripts } from "./plans/locked.js";
+import type { Statement } from "./plans/plan.js";
+
+/**
+ * Sends a store's statements: each waits for PostgreSQL at most the operation timeout, fails
+ * with the store's error vocabulary (see `errors.ts`), and none leaves once the store closed.
+ */
+export class StatementRunner {
+  readonly #exec: Executor;
+  readonly #timeoutMs: number;
+  readonly #locked: LockedScripts;
+  #closed = false;
+
+  constructor(exec: Executor, timeoutMs: number, table: string) {
+    this.#exec = exec;
+    this.#timeoutMs = timeoutMs;
+    this.#locked = new LockedScripts(table);
+  }
+
+  /** From now on every statement fails with `store_unavailable`. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** Runs `statement` (on `query`, by default the executor's) and resolves with its rows. */
+  run(operation: string, statement: Statement, query: Query = this.#exec.query): Promise<Row[]> {
+    return this.#send(operation, () => query(statement.text, statement.values));
+  }
+
+  /**
+   * Runs `statement` after the claim lock, in one round trip (see `plans/locked.ts`): it
+   * runs one at a time with every other such statement on any node.
+   */
+  locked(operation: string, statement: Statement): Promise<Row[]> {
+    // Built first: a value no literal can carry is refused as it is, not as a driver error.
+    const script = this.#locked.script(statement);
+    return this.#send(operation, () => this.#exec.script(script));
+  }
+
+  async #send(operation: string, send: () => Promise<Row[]>): Promise<Row[]> {
+    if (this.#closed) throw taskErrors.storeUnavailable(`${operation}: the store was closed`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            taskErrors.storeUnavailable(
+              `${operation} got no answer from PostgreSQL within ${this.#timeoutMs} ms`,
+            ),
+          ),
+        this.#timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([send(), timeout]);
+    } catch (error) {
+      throw mapDriverError(error, operation);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
