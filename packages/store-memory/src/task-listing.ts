@@ -2,7 +2,6 @@ import type { TaskPage, TaskRecord, TaskStatus } from "@mcp-tasks/core";
 import {
   decodeSequenceCursor,
   encodeCursor,
-  isExpired,
   type ListQuery,
   type NewestQuery,
   type OwnerScope,
@@ -16,6 +15,8 @@ import type { StoreState } from "./store-state.js";
 /*
  * Listings walk the owners' creation-ordered lists from the cursor (a creation sequence),
  * so a page costs O(page) plus the removed, expired or filtered tasks skipped on the way.
+ * The expiry test is core's `isExpired` written out, as on the lookups' hot path (see
+ * `visibleSlot`).
  */
 
 /** The caller's tasks (and the unowned ones when its scope includes them), oldest first. */
@@ -42,7 +43,7 @@ export function listOldestFirst(state: StoreState, scope: OwnerScope, query: Lis
     const slot = takeA ? a[i++]! : b[j++]!;
     if (slot.deleted) continue;
     const r = slot.record;
-    if (isExpired(r, now)) continue;
+    if (r.expiresAt !== null && r.expiresAt <= now) continue;
     if (wanted !== null && !wanted.has(r.status)) continue;
     if (out.length === limit) {
       // One more match exists: hand out a cursor at the last returned task.
@@ -95,7 +96,7 @@ function newestOf(
     const slot = takeA ? a[i--]! : b[j--]!;
     if (slot.deleted) continue;
     const r = slot.record;
-    if (isExpired(r, now)) continue;
+    if (r.expiresAt !== null && r.expiresAt <= now) continue;
     if (statuses !== null && !statuses.has(r.status)) continue;
     if (tools !== null && !tools.has(r.request.toolName)) continue;
     if (out.length === limit) return { tasks: out, nextCursor: encodeCursor(lastSeq) };
