@@ -3,4 +3,5 @@
  *
  * @packageDocumentation
  */
-export { MemoryTaskStore, type MemoryTaskStoreOptions } from "./memory-store.js";
+export { MemoryTaskStore } from "./memory-store.js";
+export type { MemoryTaskStoreOptions } from "./options.js";
