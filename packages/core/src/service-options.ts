@@ -83,8 +83,13 @@ export interface ServiceDecisions {
 
 /** The store's new task for a caller's {@link CreateTaskInput}. */
 export function newTaskOf(input: CreateTaskInput, decided: ServiceDecisions): NewTask {
+  // Named one by one rather than spread: this runs on every create.
   return {
-    ...decided,
+    taskId: decided.taskId,
+    ttlMs: decided.ttlMs,
+    ttlAnchor: decided.ttlAnchor,
+    pollIntervalMs: decided.pollIntervalMs,
+    traceContext: decided.traceContext,
     era: input.era,
     request: input.request,
     // Left out under owner limits: a task created queued then says why it waits.

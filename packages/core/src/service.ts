@@ -75,7 +75,8 @@ export class TaskService {
     const scope = this.scope(caller);
     const ttlMs = resolveTtl(this.ttlPolicy, input.ttlMs);
     const taskId = this.#ids();
-    return createTraced(this.tracer, taskId, input, async (traceContext) => {
+    // A plain function, not an async one: one promise less on every create.
+    return createTraced(this.tracer, taskId, input, (traceContext) => {
       const task = newTaskOf(input, {
         taskId,
         ttlMs,
@@ -83,8 +84,7 @@ export class TaskService {
         pollIntervalMs: this.pollIntervalMs,
         traceContext,
       });
-      const record = await this.#store.create(task, scope);
-      return verifiedRecord(scope, record.taskId, record);
+      return this.#store.create(task, scope).then((r) => verifiedRecord(scope, r.taskId, r));
     });
   }
 
