@@ -13,13 +13,13 @@
 //
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
 // (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo;
-// BENCH_SETTLE_MS (default 2000) pauses after each task-creating scenario for its leftover runs. Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and
-// possible.
+// BENCH_SETTLE_MS (default 2000) pauses after each task-creating scenario for its leftover
+// runs. Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and possible.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
