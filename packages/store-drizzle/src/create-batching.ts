@@ -56,9 +56,9 @@ export class CreateBatcher {
   }
 
   /**
-   * Sends a batch (`locked`: after the claim lock); rows in batch order, `undefined` for a create that inserted nothing. A
-   * second create of an id already in the batch is not sent: it inserts nothing, and the
-   * store finds out why afterwards.
+   * Sends a batch (`locked`: after the claim lock); rows in batch order, `undefined` for a
+   * create that inserted nothing. A second create of an id already in the batch is not sent:
+   * it inserts nothing, and the store finds out why afterwards.
    */
   async #send(batch: readonly CreateEntry[], locked: boolean): Promise<(Row | undefined)[]> {
     const seen = new Set<string>();
