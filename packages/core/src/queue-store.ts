@@ -111,7 +111,25 @@ export function supportsQueue(store: TaskStore): store is TaskQueueStore {
   );
 }
 
+/**
+ * A {@link TaskQueueStore.recoverOrphans} pass's report, its counts taken from its lists so
+ * that they always agree: every store builds its report here.
+ */
+export function orphanSweepOf(
+  requeued: number,
+  failedTasks: readonly TaskRecord[],
+  cancelledTasks: readonly TaskRecord[],
+): OrphanSweep {
+  return {
+    requeued,
+    failed: failedTasks.length,
+    failedTasks,
+    cancelled: cancelledTasks.length,
+    cancelledTasks,
+  };
+}
+
 /** The sweep of a store that is no task queue: nothing recovered. */
 export function noOrphans(): OrphanSweep {
-  return { requeued: 0, failed: 0, failedTasks: [], cancelled: 0, cancelledTasks: [] };
+  return orphanSweepOf(0, [], []);
 }

@@ -67,7 +67,7 @@ export {
   renewTaskLease,
   requeueTask,
 } from "./queue-lifecycle.js";
-export { supportsQueue, type TaskQueueStore } from "./queue-store.js";
+export { orphanSweepOf, supportsQueue, type TaskQueueStore } from "./queue-store.js";
 export {
   attemptsAfterRequeue,
   CANCELLED_WITHOUT_RUN_MESSAGE,

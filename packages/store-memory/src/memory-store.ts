@@ -22,6 +22,7 @@ import {
   newTaskRecord,
   nextAttempt,
   type OwnerScope,
+  orphanSweepOf,
   payloadBytes,
   releaseTask,
   renewTaskLease,
@@ -42,7 +43,7 @@ import { noteChange } from "./change-log.js";
 import { claimFairly } from "./fair-claim.js";
 import { trackLease } from "./lease-index.js";
 import type { MemoryTaskStoreOptions } from "./options.js";
-import { orphanSweep, recoverExpiredLeases } from "./orphan-recovery.js";
+import { recoverExpiredLeases } from "./orphan-recovery.js";
 import { trackQueue } from "./queue-tracking.js";
 import { admitUnderOwnerLimits } from "./queue-use.js";
 import { assertBytesRoom, assertRoomForTask, auditUsage } from "./quotas.js";
@@ -284,7 +285,7 @@ export class MemoryTaskStore implements TaskQueueStore {
   }
 
   async recoverOrphans(options: { limit?: number } = {}): Promise<OrphanSweep> {
-    if (this.#state.closed) return orphanSweep(0, [], []);
+    if (this.#state.closed) return orphanSweepOf(0, [], []);
     return recoverExpiredLeases(this.#state, options.limit ?? Number.POSITIVE_INFINITY);
   }
 

@@ -1,5 +1,5 @@
 import type { OrphanSweep, TaskRecord } from "@mcp-tasks/core";
-import { isOrphaned, recoverOrphan } from "@mcp-tasks/core/store";
+import { isOrphaned, orphanSweepOf, recoverOrphan } from "@mcp-tasks/core/store";
 import { requeueOrEnd } from "./record-writes.js";
 import type { StoreState } from "./store-state.js";
 
@@ -30,20 +30,5 @@ export function recoverExpiredLeases(state: StoreState, limit: number): OrphanSw
     else if (next.status === "cancelled") cancelledTasks.push(next);
     else requeued++;
   }
-  return orphanSweep(requeued, failedTasks, cancelledTasks);
-}
-
-/** The sweep's report. */
-export function orphanSweep(
-  requeued: number,
-  failedTasks: TaskRecord[],
-  cancelledTasks: TaskRecord[],
-): OrphanSweep {
-  return {
-    requeued,
-    failed: failedTasks.length,
-    failedTasks,
-    cancelled: cancelledTasks.length,
-    cancelledTasks,
-  };
+  return orphanSweepOf(requeued, failedTasks, cancelledTasks);
 }

@@ -49,6 +49,7 @@ import {
   newTaskRecord,
   nextAttempt,
   type OwnerScope,
+  orphanSweepOf,
   recoverOrphan,
   releaseTask,
   renewTaskLease,
@@ -406,13 +407,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
     const failedTasks: TaskRecord[] = [];
     const cancelledTasks: TaskRecord[] = [];
     let requeued = 0;
-    const sweep = () => ({
-      requeued,
-      failed: failedTasks.length,
-      failedTasks,
-      cancelled: cancelledTasks.length,
-      cancelledTasks,
-    });
+    const sweep = () => orphanSweepOf(requeued, failedTasks, cancelledTasks);
     if (this.#closed) return sweep();
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     const now = this.#clock.now();

@@ -7,6 +7,7 @@ import type {
 } from "@mcp-tasks/core";
 import {
   type OwnerScope,
+  orphanSweepOf,
   validateLeaseHolder,
   validateLeaseMs,
   validateOwnerLimits,
@@ -133,13 +134,7 @@ export async function recoverOrphans(
     left -= rows.length;
     if (rows.length < batch) break;
   }
-  return {
-    requeued,
-    failed: failedTasks.length,
-    failedTasks,
-    cancelled: cancelledTasks.length,
-    cancelledTasks,
-  };
+  return orphanSweepOf(requeued, failedTasks, cancelledTasks);
 }
 
 /** A task given back to the queue is `queued`; one that ended instead (a cancel request) changed status. */
