@@ -1,10 +1,8 @@
-import { isTaskError } from "@mcp-tasks/core";
-import { taskErrors } from "@mcp-tasks/core/store";
 import type { Row } from "./executor.js";
 import { createBatchJson } from "./plans/create.js";
 import type { Plans } from "./plans/index.js";
 import type { StatementRunner } from "./statement-runner.js";
-import { WriteBatcher } from "./write-batcher.js";
+import { storeWriteOptions, WriteBatcher } from "./write-batcher.js";
 
 /** One create waiting for its batch. */
 export interface CreateEntry {
@@ -29,15 +27,7 @@ export class CreateBatcher {
     this.#runner = runner;
     this.#plans = plans;
     this.#now = now;
-    const options = {
-      // Sent again one by one only when the database answered (refused the batch).
-      isolate: (error: unknown) => !isTaskError(error, "store_unavailable"),
-      maxQueuedMs: timeoutMs,
-      expired: () =>
-        taskErrors.storeUnavailable(
-          `a create waited more than ${timeoutMs} ms for PostgreSQL to take it`,
-        ),
-    };
+    const options = storeWriteOptions("a create", timeoutMs);
     this.#batcher = new WriteBatcher((batch) => this.#send(batch, false), options);
     this.#lockedBatcher = new WriteBatcher((batch) => this.#send(batch, true), options);
   }

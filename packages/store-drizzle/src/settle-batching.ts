@@ -1,10 +1,9 @@
-import { isTaskError } from "@mcp-tasks/core";
-import { type Intent, taskErrors } from "@mcp-tasks/core/store";
+import type { Intent } from "@mcp-tasks/core/store";
 import type { Row } from "./executor.js";
 import type { Plans } from "./plans/index.js";
 import { type SettleRow, settleBatchJson, terminalKnown } from "./plans/settle.js";
 import type { StatementRunner } from "./statement-runner.js";
-import { WriteBatcher } from "./write-batcher.js";
+import { storeWriteOptions, WriteBatcher } from "./write-batcher.js";
 
 /** One terminal transition waiting for its batch. */
 export interface SettleEntry {
@@ -21,17 +20,10 @@ export class SettleBatcher {
   readonly #batcher: WriteBatcher<SettleEntry, Row | undefined>;
 
   constructor(runner: StatementRunner, plans: Plans, now: () => number | null, timeoutMs: number) {
-    this.#batcher = new WriteBatcher((batch) => send(batch), {
-      // Sent again one by one only when the database answered (refused the batch).
-      isolate: (error) => !isTaskError(error, "store_unavailable"),
-      // Like any statement, a write waits for PostgreSQL at most operationTimeoutMs, also
-      // when it waits behind batches PostgreSQL is slow to answer.
-      maxQueuedMs: timeoutMs,
-      expired: () =>
-        taskErrors.storeUnavailable(
-          `an outcome waited more than ${timeoutMs} ms for PostgreSQL to take it`,
-        ),
-    });
+    this.#batcher = new WriteBatcher(
+      (batch) => send(batch),
+      storeWriteOptions("an outcome", timeoutMs),
+    );
 
     /** Sends a batch; rows in batch order, `undefined` where the write did not apply. */
     async function send(batch: readonly SettleEntry[]): Promise<(Row | undefined)[]> {

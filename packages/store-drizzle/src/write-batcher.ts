@@ -7,6 +7,26 @@
  * and under load the batches grow by themselves as the statements take longer.
  */
 
+import { isTaskError } from "@mcp-tasks/core";
+import { taskErrors } from "@mcp-tasks/core/store";
+
+/**
+ * The settings of the store's batchers: a failed batch is sent again one write at a time
+ * only when the database answered (refused it), not when it is unreachable; and, like any
+ * statement, a write waits for PostgreSQL at most `timeoutMs`, also behind slow batches.
+ * `what` names the write in the timeout's error ("a create", "an outcome").
+ */
+export function storeWriteOptions(what: string, timeoutMs: number): WriteBatcherOptions {
+  return {
+    isolate: (error) => !isTaskError(error, "store_unavailable"),
+    maxQueuedMs: timeoutMs,
+    expired: () =>
+      taskErrors.storeUnavailable(
+        `${what} waited more than ${timeoutMs} ms for PostgreSQL to take it`,
+      ),
+  };
+}
+
 /** Settings of a {@link WriteBatcher}. */
 export interface WriteBatcherOptions {
   /** Most writes in one statement; default 64. */
