@@ -90,12 +90,15 @@ export function orphanPlans(ctx: PlanContext, note: Notes) {
     updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf(p.now)} AS now) AS n
   WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL
-  RETURNING ${cols("t")}, t.owner_key AS usage_key, t.payload_bytes AS usage_bytes
+  RETURNING ${cols("t")}, t.owner_key AS usage_key
 ), counted AS (
+  -- Only a failed orphan adds bytes (its error's). Counted from the row as written, not as a
+  -- difference with the statement's snapshot: an answer committed between the snapshot and
+  -- the row lock would otherwise be counted a second time.
   ${bumpUsage(
     U,
-    `SELECT u.id, u.usage_key AS k, 0 AS dt, u.usage_bytes - x.payload_bytes AS db
-    FROM u JOIN ${T} AS x ON x.id = u.id WHERE u.usage_bytes <> x.payload_bytes`,
+    `SELECT u.id, u.usage_key AS k, 0 AS dt, ${p.errorBytes}::bigint AS db
+    FROM u WHERE u.status = 'failed'`,
   )}
 ) SELECT u.*${note.of("u", "CASE WHEN u.status = 'working' THEN 'queued' ELSE 'status_changed' END")} FROM u`,
   );
