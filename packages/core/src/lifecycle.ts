@@ -15,13 +15,33 @@ import type {
   TaskRecord,
   TaskStatus,
 } from "./task.js";
-import { assertIntentAllowed, isTerminal } from "./transitions.js";
+import {
+  assertIntentAllowed,
+  isTerminal,
+  TERMINAL_EFFECTS,
+  type TerminalEffect,
+} from "./transitions.js";
 
 /** When a task reaching a terminal state at `now` may be removed. */
 export function expiryOnTerminal(task: TaskRecord, now: number): number | null {
   if (task.ttlMs === null) return null;
   return (task.ttlAnchor === "creation" ? task.createdAt : now) + task.ttlMs;
 }
+
+/** How core applies each terminal effect to the ending task's copy. */
+const APPLY_TERMINAL: Readonly<
+  Record<TerminalEffect, (next: Mutable<TaskRecord>, task: TaskRecord, now: number) => void>
+> = {
+  startRetention: (next, task, now) => {
+    next.expiresAt = expiryOnTerminal(task, now);
+  },
+  dropInputRequests: (next) => {
+    next.inputRequests = EMPTY;
+  },
+  releaseExecution: (next, task) => {
+    next.execution = releasedExecution(task.execution);
+  },
+};
 
 function terminal(
   task: TaskRecord,
@@ -35,10 +55,7 @@ function terminal(
   next.outcome = outcome;
   next.statusMessage = statusMessage;
   next.lastUpdatedAt = now;
-  next.expiresAt = expiryOnTerminal(task, now);
-  // Nothing can answer a finished task's questions any more, and no run holds it.
-  next.inputRequests = EMPTY;
-  next.execution = releasedExecution(task.execution);
+  for (const effect of TERMINAL_EFFECTS) APPLY_TERMINAL[effect](next, task, now);
   return next;
 }
 

@@ -99,6 +99,8 @@ export {
   canTransition,
   INTENT_FROM,
   type Intent,
+  TERMINAL_EFFECTS,
+  type TerminalEffect,
   TRANSITIONS,
 } from "./transitions.js";
 export { resolveTtl, ttlPolicy } from "./ttl.js";

@@ -28,6 +28,25 @@ export function isTerminal(status: TaskStatus): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
+/**
+ * What every ending does to a task besides setting its status, outcome and message, one
+ * name per effect. Core's lifecycle applies each one; a store that writes endings itself
+ * (in SQL) keys its writes by this list, so an effect added here is a type error in that
+ * store until it writes it too.
+ * - `startRetention`: the retention clock starts (`expiresAt`, see `expiryOnTerminal`);
+ * - `dropInputRequests`: outstanding questions go, since nothing can answer them any more;
+ * - `releaseExecution`: no run holds the task and nothing queues it (holder, lease,
+ *   availability).
+ */
+export const TERMINAL_EFFECTS = Object.freeze([
+  "startRetention",
+  "dropInputRequests",
+  "releaseExecution",
+] as const);
+
+/** One of {@link TERMINAL_EFFECTS}. */
+export type TerminalEffect = (typeof TERMINAL_EFFECTS)[number];
+
 /** The statuses a running task can be in. */
 export const ACTIVE_STATUSES: readonly TaskStatus[] = Object.freeze(["working", "input_required"]);
 

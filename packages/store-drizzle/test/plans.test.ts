@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildPlans } from "../src/plans/index.js";
 import { notifyBatch } from "../src/plans/notify.js";
 import { plan, type Statement } from "../src/plans/plan.js";
+import { ENDED_COLUMNS, terminalSetsWhen } from "../src/plans/terminal-effects.js";
 
 describe("statement plans", () => {
   it("number named parameters in the order listed and send the input's values in that order", () => {
@@ -67,4 +68,49 @@ describe("statement plans", () => {
       });
     }
   }
+
+  it("write every one of core's terminal effects in each statement that ends a task", () => {
+    const plans = buildPlans({
+      table: "t",
+      usageTable: "u",
+      notify: { channel: null, origin: "abcdefgh" },
+      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+      restartGraceMs: 0,
+    });
+    const ending = {
+      settle: plans.settle({ now: null, outcomes: "[]" }).text,
+      recoverOrphans: plans.recoverOrphans({ now: null, limit: 1 }).text,
+      requeue: plans.requeue({} as never).text,
+      releaseLease: plans.releaseLease({} as never).text,
+    };
+    expect(ENDED_COLUMNS.map(([column]) => column)).toEqual([
+      "expires_at",
+      "input_requests",
+      "lease_holder",
+      "lease_expires_at",
+      "available_at",
+    ]);
+    for (const [name, text] of Object.entries(ending)) {
+      for (const [column, value] of ENDED_COLUMNS) {
+        // Unconditionally, or as the ending branch of a CASE.
+        const written =
+          text.includes(`${column} = ${value}`) ||
+          new RegExp(`${column} = CASE WHEN .* THEN ${escape(value)} ELSE`).test(text);
+        expect(written, `${name} writes ${column}`).toBe(true);
+      }
+    }
+  });
+
+  it("refuse a conditional ending that does not name every ended column's other value", () => {
+    const all = Object.fromEntries(ENDED_COLUMNS.map(([column]) => [column, `t.${column}`]));
+    expect(terminalSetsWhen("c", all)).toContain("expires_at = CASE WHEN c THEN");
+    const { available_at: _, ...missing } = all;
+    expect(() => terminalSetsWhen("c", missing)).toThrow("missing: available_at");
+    expect(() => terminalSetsWhen("c", { ...all, status: "x" })).toThrow("not ended: status");
+  });
 });
+
+/** `text` as a regular expression matching itself. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

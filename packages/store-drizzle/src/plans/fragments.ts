@@ -46,9 +46,6 @@ for (const [intent, from] of Object.entries(INTENT_FROM)) {
   }
 }
 
-/** When a task ending at `n.now` may be removed (see core's `expiryOnTerminal`). */
-export const EXPIRY = `CASE WHEN t.ttl_anchor = 'creation' THEN t.created_at ELSE n.now END + t.ttl_ms::float8 * interval '1 millisecond'`;
-
 /** Whether a cancellation was requested for the row `t`. */
 export const CANCEL_REQUESTED = "t.cancel_requested_at IS NOT NULL";
 

@@ -6,8 +6,9 @@ import {
   WORKER_LOST_REASON,
 } from "@mcp-tasks/core/store";
 import { bumpUsage, type Notes, type PlanContext } from "./context.js";
-import { ACTIVE, BACKOFF, CANCEL_REQUESTED, cols, EXPIRY, msInterval, nowOf } from "./fragments.js";
+import { ACTIVE, BACKOFF, CANCEL_REQUESTED, cols, msInterval, nowOf } from "./fragments.js";
 import { plan, type Statement } from "./plan.js";
+import { terminalSetsWhen } from "./terminal-effects.js";
 
 /** The input of `recoverOrphans`: one batch. */
 export interface RecoverOrphansInput {
@@ -83,10 +84,14 @@ export function orphanPlans(ctx: PlanContext, note: Notes) {
     error = CASE WHEN ${failing} THEN ${p.error}::text::jsonb ELSE t.error END,
     payload_bytes = CASE WHEN ${failing} THEN t.payload_bytes + ${p.errorBytes}::bigint ELSE t.payload_bytes END,
     status_message = CASE WHEN ${cancelled} THEN ${p.cancelledMessage}::text WHEN ${retrying} THEN replace(replace(${p.retryMessage}::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text) ELSE ${p.errorMessage}::text END,
-    expires_at = CASE WHEN ${retrying} THEN t.expires_at ELSE ${EXPIRY} END,
+    ${terminalSetsWhen(`NOT ${retrying}`, {
+      expires_at: "t.expires_at",
+      input_requests: "'{}'::jsonb",
+      lease_holder: "NULL",
+      lease_expires_at: "NULL",
+      available_at: BACKOFF,
+    })},
     input_responses = CASE WHEN ${retrying} THEN '{}'::jsonb ELSE t.input_responses END,
-    available_at = CASE WHEN ${retrying} THEN ${BACKOFF} END,
-    input_requests = '{}'::jsonb, lease_holder = NULL, lease_expires_at = NULL,
     updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf(p.now)} AS now) AS n
   WHERE t.id = o.id AND t.status IN ${ACTIVE} AND t.lease_holder IS NOT NULL

@@ -5,7 +5,6 @@ import {
   BACKOFF,
   CANCEL_REQUESTED,
   cols,
-  EXPIRY,
   FENCED,
   type Fenced,
   fenceHolds,
@@ -15,6 +14,7 @@ import {
   runningOf,
 } from "./fragments.js";
 import { type Placeholders, plan, type Statement } from "./plan.js";
+import { terminalSetsWhen } from "./terminal-effects.js";
 
 /** Most owners with queued work one claim looks at (in owner key order beyond it). */
 const MAX_CLAIM_OWNERS = 1000;
@@ -126,12 +126,15 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     q: { readonly availableAt: string; readonly attempt: string },
   ) => `status = CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' ELSE 'working' END,
     status_message = CASE WHEN ${CANCEL_REQUESTED} THEN ${p.cancelledMessage}::text ELSE ${p.message}::text END,
-    expires_at = CASE WHEN ${CANCEL_REQUESTED} THEN ${EXPIRY} ELSE t.expires_at END,
-    input_requests = '{}'::jsonb,
+    ${terminalSetsWhen(CANCEL_REQUESTED, {
+      expires_at: "t.expires_at",
+      input_requests: "'{}'::jsonb",
+      lease_holder: "NULL",
+      lease_expires_at: "NULL",
+      available_at: q.availableAt,
+    })},
     input_responses = CASE WHEN ${CANCEL_REQUESTED} THEN t.input_responses ELSE '{}'::jsonb END,
-    available_at = CASE WHEN ${CANCEL_REQUESTED} THEN NULL::timestamptz ELSE ${q.availableAt} END,
-    attempt = CASE WHEN ${CANCEL_REQUESTED} THEN t.attempt ELSE ${q.attempt} END,
-    lease_holder = NULL, lease_expires_at = NULL`;
+    attempt = CASE WHEN ${CANCEL_REQUESTED} THEN t.attempt ELSE ${q.attempt} END`;
   const queuedOrEnded = note.of(
     "t",
     "CASE WHEN t.status = 'cancelled' THEN 'status_changed' ELSE 'queued' END",

@@ -1,8 +1,9 @@
 import type { TaskStatus } from "@mcp-tasks/core";
 import type { Row } from "../executor.js";
 import { bumpUsage, type Notes, type PlanContext } from "./context.js";
-import { ACTIVE, cols, EXPIRY, nowOf } from "./fragments.js";
+import { ACTIVE, cols, nowOf } from "./fragments.js";
 import { plan } from "./plan.js";
+import { TERMINAL_SETS } from "./terminal-effects.js";
 
 /** How a run (or a cancel) ends a task: the columns of one `settle` row. */
 export interface Outcome {
@@ -95,8 +96,7 @@ export function settlePlans({ table: T, usageTable: U }: PlanContext, note: Note
   UPDATE ${T} AS t
   SET status = v.s, result = v.r, error = v.e, status_message = v.m,
     payload_bytes = t.payload_bytes + v.b,
-    expires_at = ${EXPIRY}, input_requests = '{}'::jsonb,
-    lease_holder = NULL, lease_expires_at = NULL, available_at = NULL,
+    ${TERMINAL_SETS},
     cancel_requested_at = CASE WHEN v.s = 'cancelled' THEN coalesce(t.cancel_requested_at, n.now)
       ELSE t.cancel_requested_at END,
     updated_at = n.now, version = t.version + 1
