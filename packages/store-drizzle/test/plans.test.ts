@@ -95,7 +95,7 @@ describe("statement plans", () => {
         // Unconditionally, or as the ending branch of a CASE.
         const written =
           text.includes(`${column} = ${value}`) ||
-          new RegExp(`${column} = CASE WHEN .* THEN ${escape(value)} ELSE`).test(text);
+          new RegExp(`${column} = CASE WHEN .* THEN ${literalPattern(value)} ELSE`).test(text);
         expect(written, `${name} writes ${column}`).toBe(true);
       }
     }
@@ -111,6 +111,6 @@ describe("statement plans", () => {
 });
 
 /** `text` as a regular expression matching itself. */
-function escape(text: string): string {
+function literalPattern(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
