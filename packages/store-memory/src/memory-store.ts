@@ -46,13 +46,13 @@ import type { MemoryTaskStoreOptions } from "./options.js";
 import { recoverExpiredLeases } from "./orphan-recovery.js";
 import { trackQueue } from "./queue-tracking.js";
 import { admitUnderOwnerLimits } from "./queue-use.js";
-import { assertBytesRoom, assertRoomForTask, auditUsage } from "./quotas.js";
+import { assertRoomForTask, auditUsage, chargeAnswers } from "./quotas.js";
 import { finishRecord, replaceRecord, requeueOrEnd } from "./record-writes.js";
 import { StoreState } from "./store-state.js";
 import { listNewestFirst, listNewestOfEveryone, listOldestFirst } from "./task-listing.js";
 import { assertOpen, fencedSlot, heldSlot, unexpiredSlot, visibleSlot } from "./task-lookup.js";
 import { removeTask, sweepExpired } from "./task-removal.js";
-import { addBytes, insertSlot } from "./task-table.js";
+import { insertSlot } from "./task-table.js";
 
 /**
  * An in-process, bounded task store in the spirit of an ETS table: `get` is a hash lookup,
@@ -216,13 +216,7 @@ export class MemoryTaskStore implements TaskQueueStore {
     const slot = visibleSlot(state, taskId, scope);
     const result = submitTaskInput(slot.record, state.clock.now(), responses);
     if (result.acceptedKeys.length === 0) return result;
-    // The accepted answers are kept for the task's lifetime: they count against its owner.
-    if (state.countBytes) {
-      let added = 0;
-      for (const key of result.acceptedKeys) added += payloadBytes(responses[key]);
-      assertBytesRoom(state, slot.ownerKey, added);
-      addBytes(state, slot, added);
-    }
+    chargeAnswers(state, slot, responses, result.acceptedKeys);
     replaceRecord(state, slot, result.task, "input_submitted");
     return result;
   }

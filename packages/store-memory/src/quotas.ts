@@ -1,12 +1,16 @@
+import type { InputResponse } from "@mcp-tasks/core";
 import {
+  payloadBytes,
   taskErrors,
   taskPayloadBytes,
   type UsageAudit,
   type UsageCounts,
 } from "@mcp-tasks/core/store";
 import type { OwnerList } from "./owner-list.js";
+import type { Slot } from "./slot.js";
 import type { StoreState } from "./store-state.js";
 import { sweepExpired } from "./task-removal.js";
+import { addBytes } from "./task-table.js";
 
 /*
  * The store's bounds: tasks held, tasks per owner, payload bytes per owner. The counters
@@ -46,8 +50,25 @@ export function assertRoomForTask(
   return list;
 }
 
+/**
+ * Counts the accepted answers of `responses` against the task's owner: they are kept for
+ * the task's lifetime. Refuses them all with `store_full` past the owner's byte quota.
+ */
+export function chargeAnswers(
+  state: StoreState,
+  slot: Slot,
+  responses: Readonly<Record<string, InputResponse>>,
+  acceptedKeys: readonly string[],
+): void {
+  if (!state.countBytes) return;
+  let added = 0;
+  for (const key of acceptedKeys) added += payloadBytes(responses[key]);
+  assertBytesRoom(state, slot.ownerKey, added);
+  addBytes(state, slot, added);
+}
+
 /** Refuses `added` payload bytes for the owner past its quota (after sweeping expired tasks). */
-export function assertBytesRoom(state: StoreState, ownerKey: string, added: number): void {
+function assertBytesRoom(state: StoreState, ownerKey: string, added: number): void {
   if ((state.owners.get(ownerKey)?.bytes ?? 0) + added <= state.maxBytesPerOwner) return;
   sweepExpired(state, Number.POSITIVE_INFINITY);
   if ((state.owners.get(ownerKey)?.bytes ?? 0) + added > state.maxBytesPerOwner) {
