@@ -10,12 +10,14 @@ import {
   QUEUED_OWNER_LIMIT_MESSAGE,
   queuedAheadMessage,
   type TaskRecord,
+  type TaskStatus,
   type TaskStore,
 } from "../index.js";
 import {
   CANCELLED_WITHOUT_RUN_MESSAGE,
   claimTask,
   HANDED_BACK_MESSAGE,
+  INTENT_FROM,
   MAX_LEASE_HOLDER_LENGTH,
   type NewTask,
   type OwnerScope,
@@ -783,6 +785,51 @@ export function describeQueueStoreContract(
     });
 
     describe("requeue", () => {
+      // requeue's row of the intent × status matrix (the others are in the TaskStore
+      // contract): the statuses it applies from are core's INTENT_FROM.requeue.
+      const statuses: readonly TaskStatus[] = [
+        "working",
+        "input_required",
+        "completed",
+        "failed",
+        "cancelled",
+      ];
+      for (const from of statuses) {
+        const active = INTENT_FROM.requeue.includes(from);
+        const title = active
+          ? `requeue by the run of a ${from} task puts it back in the queue as core's requeueTask`
+          : `requeue by the run of a ${from} task is an invalid_transition and changes nothing`;
+        it(title, async () => {
+          const t = await held(policy({ maxAttempts: 3, backoffMs: 0 }));
+          const run = runOf(t);
+          const moves: Record<TaskStatus, () => Promise<TaskRecord>> = {
+            working: async () => t,
+            input_required: () =>
+              store.requireInput(t.taskId, run, { q: { method: "elicitation/create" } }),
+            completed: () => store.complete(t.taskId, run, { content: [] }),
+            failed: () => store.fail(t.taskId, run, { code: -32000, message: "no" }),
+            cancelled: () => store.markCancelled(t.taskId, run),
+          };
+          const before = await moves[from]();
+          expect(before.status).toBe(from);
+          clock.advance(10);
+          if (active) {
+            const after = await store.requeue(t.taskId, run, "again");
+            expect(after).toEqual(
+              requeueTask(before, clock.now(), {
+                countAttempt: true,
+                backoffMs: 0,
+                statusMessage: "again",
+              }),
+            );
+            expect(await store.get(t.taskId, ALICE)).toEqual(after);
+          } else {
+            await expectError(store.requeue(t.taskId, run, "again"), "invalid_transition");
+            expect(await store.get(t.taskId, ALICE)).toEqual(before);
+          }
+        });
+      }
+
       it("counts the attempt and waits out the task's backoff", async () => {
         const t = await held(policy({ maxAttempts: 3, backoffMs: 5000 }));
         clock.advance(20);
