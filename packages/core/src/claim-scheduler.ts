@@ -8,6 +8,7 @@
 import { isTaskError } from "./errors.js";
 import type { OwnerLimits } from "./fairness.js";
 import type { HandlerSlots } from "./handler-slots.js";
+import { type Owner, ownerKey } from "./owner.js";
 import type { TaskService } from "./service.js";
 import type { Unsubscribe } from "./store.js";
 import type { TaskRecord } from "./task.js";
@@ -163,8 +164,14 @@ export class ClaimScheduler {
    * short too), it may take a slot one of them reserved, and a claim that then comes back
    * with more tasks than there is room for hands the extra ones back (see {@link #claim}).
    * Under a backlog (full claims) only unreserved slots count, and the task is queued.
+   *
+   * None when this node alone already runs the owner's limit of tasks: the store would
+   * create the task queued anyway, and asking it for a lease would only serialise the
+   * create with the claims (on PostgreSQL, under the claim lock) to find that out.
    */
-  roomForCreate(): number {
+  roomForCreate(owner: Owner): number {
+    const cap = this.#o.ownerLimits.maxRunningPerOwner;
+    if (cap !== undefined && this.#o.slots.countedFor(ownerKey(owner)) >= cap) return 0;
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;

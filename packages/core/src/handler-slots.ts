@@ -34,6 +34,8 @@ export class HandlerSlots implements RunSlots {
   readonly #parkedByOwner = new Map<string, Set<Run>>();
   /** All parked runs, over every owner. */
   #parkedCount = 0;
+  /** The runs of {@link runs} by owner key (parked or not); owners with none are left out. */
+  readonly #runsByOwner = new Map<string, number>();
   /** The most handlers that ran at once. */
   peakRunning = 0;
 
@@ -60,16 +62,34 @@ export class HandlerSlots implements RunSlots {
     return Math.min(freeSlots, underSettlingCap);
   }
 
+  /**
+   * The runs of one owner here that its running limit counts, as the store counts them:
+   * every run holding the task's lease (its handler running, or its outcome being stored),
+   * except the parked ones. At most the store's count: the store also sees other nodes.
+   */
+  countedFor(key: string): number {
+    return (this.#runsByOwner.get(key) ?? 0) - (this.#parkedByOwner.get(key)?.size ?? 0);
+  }
+
   /** A run starts: it holds a slot. */
   add(run: Run): void {
-    this.runs.add(run);
+    if (!this.runs.has(run)) {
+      this.runs.add(run);
+      const key = ownerKey(run.owner);
+      this.#runsByOwner.set(key, (this.#runsByOwner.get(key) ?? 0) + 1);
+    }
     this.#slotHolders.add(run);
     this.peakRunning = Math.max(this.peakRunning, this.#slotHolders.size);
   }
 
   /** A run is over (its outcome stored or given up). */
   remove(run: Run): void {
-    this.runs.delete(run);
+    if (this.runs.delete(run)) {
+      const key = ownerKey(run.owner);
+      const left = (this.#runsByOwner.get(key) ?? 1) - 1;
+      if (left > 0) this.#runsByOwner.set(key, left);
+      else this.#runsByOwner.delete(key);
+    }
     this.#slotHolders.delete(run);
     this.#unpark(run);
   }

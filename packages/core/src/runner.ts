@@ -186,7 +186,7 @@ export class TaskRunner {
     // Creation waits for nothing else (no claim in flight, no scan): see roomForCreate.
     const runHere =
       handler !== undefined &&
-      (!queues || (this.#claims.claiming && this.#claims.roomForCreate() > 0));
+      (!queues || (this.#claims.claiming && this.#claims.roomForCreate(caller) > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
     const releaseSlot = queues && runHere ? this.#claims.reserveForCreate() : undefined;
     let record: TaskRecord;

@@ -865,6 +865,53 @@ describe("durable execution", () => {
       expect(peak).toBe(2);
     });
 
+    it("a node already running its owner's cap creates the owner's next task queued, asking for no lease", async () => {
+      const store = new ReferenceTaskStore();
+      // Which creates asked the store for a lease (on PostgreSQL: the creates taking the lock).
+      const leased: boolean[] = [];
+      const create = store.create.bind(store);
+      store.create = (task, scope) => {
+        leased.push(task.lease !== undefined);
+        return create(task, scope);
+      };
+      const hold = gate();
+      const job = tool("job", async () => {
+        await hold.opened;
+        return text("ok");
+      });
+      const ask = tool("ask", async (_args, ctx) => {
+        await ctx.requireInput({ q: { method: "elicitation/create" } });
+        return text("answered");
+      });
+      const { service, runner } = node(store, {
+        tools: [job, ask],
+        concurrency: 8,
+        maxRunningPerOwner: 2,
+        maxWaitingPerOwner: 1,
+      });
+      const start = (who: Owner, toolName: string) =>
+        runner.start(who, { era, request: { toolName, arguments: {} } });
+      // A run parked on a question does not count against the cap, here as in the store.
+      const asking = await start(alice, "ask");
+      await until(
+        () => service.get(alice, asking.taskId),
+        (t) => t.status === "input_required",
+      );
+      const first = [await start(alice, "job"), await start(alice, "job")];
+      expect(first.map((t) => t.execution.holder)).toEqual([runner.holder, runner.holder]);
+      const third = await start(alice, "job");
+      expect(third.execution.holder).toBeNull();
+      expect(third.statusMessage).toBe(QUEUED_OWNER_LIMIT_MESSAGE);
+      // Another owner still runs at once.
+      expect((await start(bob, "job")).execution.holder).toBe(runner.holder);
+      expect(leased).toEqual([true, true, true, false, true]);
+      hold.open();
+      await until(
+        () => service.get(alice, third.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
     it("a handler waiting for input holds no slot: another task runs meanwhile", async () => {
       const store = new ReferenceTaskStore();
       const ask = tool("ask", async (_args, ctx) => {
