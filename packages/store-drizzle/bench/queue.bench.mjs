@@ -50,7 +50,7 @@ const FAILOVER_SAMPLES = Number(process.env.FAILOVER_SAMPLES ?? 5);
 const LEASE_MS = Number(process.env.LEASE_MS ?? 1000);
 // The worker nodes' `concurrency` in part 1; unset: the runner's default.
 const CONCURRENCY = process.env.CONCURRENCY ? Number(process.env.CONCURRENCY) : undefined;
-// The worker nodes' `maxRunningPerOwner` in part 1 (one owner creates every task); unset: the
+// The worker nodes' `maxRunningPerOwner` in part 1 (see BENCH_OWNERS); unset: the
 // runner's default (a quarter of the concurrency); `off`: no cap.
 const OWNER_CAP =
   process.env.OWNER_CAP === "off"
@@ -66,6 +66,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const schema = `bench_queue_${process.pid}`;
 const createSchema = `bench_queue_${process.pid}_c`;
 const OWNER = makeOwner({ principalId: "bench" });
+// Part 1's tasks are created by BENCH_OWNERS owners (default 1), producer i as owner i mod N:
+// with the default per-owner cap (a quarter of the slots) one owner can fill only a quarter
+// of them; four or more can fill them all.
+const OWNERS = Array.from({ length: Math.max(1, Number(process.env.BENCH_OWNERS ?? 1)) }, (_, i) =>
+  i === 0 ? OWNER : makeOwner({ principalId: `bench-${i}` }),
+);
 const SCOPE = ownerScope(OWNER, { requireOwner: true });
 const ERA = "2026-07-28";
 const ids = createIdGenerator();
@@ -160,17 +166,17 @@ async function queueRound(http, workerNodes) {
   const end = warmEnd + SECONDS * 1000;
   const polls = new Set();
   let pollCount = 0;
-  const follow = async (taskId) => {
+  const follow = async (taskId, who) => {
     for (;;) {
       let task;
       if (POLL_MS > 0) {
         await sleep(POLL_MS);
         pollCount++;
-        task = await http.service.get(OWNER, taskId);
+        task = await http.service.get(who, taskId);
         if (!isTerminal(task.status)) continue;
       } else {
         // POLL_MS=0: the client waits on the http node's change feed instead of polling.
-        task = await http.service.waitFor(OWNER, taskId, (t) => isTerminal(t.status));
+        task = await http.service.waitFor(who, taskId, (t) => isTerminal(t.status));
       }
       const now = performance.now();
       if (t0 !== 0 && now < end) done++;
@@ -181,7 +187,8 @@ async function queueRound(http, workerNodes) {
     slotWaiters.shift()?.();
   };
   await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
+    Array.from({ length: IN_FLIGHT }, async (_, producer) => {
+      const who = OWNERS[producer % OWNERS.length];
       for (;;) {
         while (outstanding >= MAX_OUTSTANDING) {
           await new Promise((resolve) => slotWaiters.push(resolve));
@@ -191,12 +198,12 @@ async function queueRound(http, workerNodes) {
         if (t0 === 0 && now >= warmEnd) t0 = now;
         outstanding++;
         peak = Math.max(peak, outstanding);
-        const task = await http.runner.start(OWNER, {
+        const task = await http.runner.start(who, {
           era: ERA,
           request: { toolName: "noop", arguments: {} },
         });
         created++;
-        const p = follow(task.taskId);
+        const p = follow(task.taskId, who);
         polls.add(p);
         p.finally(() => polls.delete(p));
       }
@@ -413,7 +420,7 @@ async function main() {
   const workers = [await openNode("worker-1"), await openNode("worker-2")];
   const rows = [];
   console.log(
-    `queue benchmark, schema ${schema}: ${IN_FLIGHT} creates in flight, clients poll every ${POLL_MS} ms, ${ROUNDS} rounds of ${SECONDS} s`,
+    `queue benchmark, schema ${schema}: ${IN_FLIGHT} creates in flight by ${OWNERS.length} owner(s), owner cap ${OWNER_CAP ?? "the runner's default"}, clients poll every ${POLL_MS} ms, ${ROUNDS} rounds of ${SECONDS} s`,
   );
 
   if (wanted("throughput")) {
