@@ -10,9 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
-import postgres from "postgres";
-import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import { freshPostgresStore, listenDemo } from "./setup.mjs";
 import { modernBody, modernHeaders } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
@@ -25,21 +23,11 @@ async function main() {
   ensureWrk();
   const schema = `bench_flood_${process.pid}_${Date.now().toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-flood-bench-"));
-  await migrate(DATABASE_URL, { schema });
-  const store = await createPostgresTaskStore({
-    url: DATABASE_URL,
-    schema,
+  const { store, drop } = await freshPostgresStore(DATABASE_URL, schema, {
     maxTasks: MANY,
     maxTasksPerOwner: MANY,
   });
-  const app = createDemoApp({
-    store,
-    resolver: anonymousResolver,
-    requireAuth: false,
-    tools: demoTools(),
-    onError: () => {},
-  });
-  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const running = await listenDemo(store);
   try {
     const script = luaScript(dir, "flood", {
       headers: modernHeaders("tools/call", "slow_compute"),
@@ -61,9 +49,7 @@ async function main() {
   } finally {
     await running.stop();
     await store.close();
-    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
-    await sql.end();
+    await drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -20,10 +20,8 @@ import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
-import postgres from "postgres";
-import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
@@ -78,16 +76,7 @@ function startBareEcho() {
 
 /** A demo server on 127.0.0.1 with one running task, and the requests to drive. */
 async function startDemo(store, { legacy = false } = {}) {
-  const app = createDemoApp({
-    store,
-    resolver: anonymousResolver,
-    // Anonymous callers, as the bench's requests carry no token (`--no-auth` of the CLI).
-    requireAuth: false,
-    tools: demoTools(),
-    ...(legacy && { legacy: true }),
-    onError: () => {},
-  });
-  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const running = await listenDemo(store, legacy ? { legacy: true } : {});
   const created = await post(
     running.url,
     modernHeaders("tools/call", "slow_compute"),
@@ -153,30 +142,14 @@ async function openPostgres(storeOptions = {}) {
   schemaCount += 1;
   const schema = `bench_http_${process.pid}_${Date.now().toString(36)}_${schemaCount}`;
   try {
-    await migrate(DATABASE_URL, { schema });
-    const store = await createPostgresTaskStore({
-      url: DATABASE_URL,
-      schema,
+    return await freshPostgresStore(DATABASE_URL, schema, {
       maxTasks: MANY,
       maxTasksPerOwner: MANY,
       ...storeOptions,
     });
-    return {
-      store,
-      async drop() {
-        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-        try {
-          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await sql.end();
-        }
-      },
-    };
   } catch (error) {
     console.log(`PostgreSQL unavailable (${error?.message ?? error}): its rows are skipped`);
-    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
-    await sql.end().catch(() => {});
+    await dropSchema(DATABASE_URL, schema).catch(() => {});
     return undefined;
   }
 }

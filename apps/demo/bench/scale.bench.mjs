@@ -21,9 +21,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
 import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
-import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
-import postgres from "postgres";
-import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
+import { freshPostgresStore, listenDemo } from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
@@ -140,19 +139,7 @@ async function dropCreated(store, schema) {
 async function openBackend(kind, schema) {
   const options = { schema, ...QUOTAS, operationTimeoutMs: STORE_TIMEOUT_MS };
   if (kind === "postgres") {
-    await migrate(DATABASE_URL, { schema });
-    const store = await createPostgresTaskStore({ url: DATABASE_URL, poolSize: 10, ...options });
-    return {
-      store,
-      async drop() {
-        const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-        try {
-          await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await sql.end();
-        }
-      },
-    };
+    return freshPostgresStore(DATABASE_URL, schema, { poolSize: 10, ...options });
   }
   const store = await createPGliteTaskStore({ ...options, migrate: true });
   return { store, drop: async () => {} };
@@ -160,14 +147,7 @@ async function openBackend(kind, schema) {
 
 /** The demo app on `store`, and the task-creating `tools/call` to drive over HTTP. */
 async function startDemo(store) {
-  const app = createDemoApp({
-    store,
-    resolver: anonymousResolver,
-    requireAuth: false,
-    tools: demoTools(),
-    onError: () => {},
-  });
-  const running = await listen(app, { host: "127.0.0.1", port: 0 });
+  const running = await listenDemo(store);
   const call = {
     headers: modernHeaders("tools/call", CALL.name),
     body: modernBody("tools/call", CALL),
