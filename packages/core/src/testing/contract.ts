@@ -23,7 +23,7 @@ import {
   supportsQueue,
   type UsageAudit,
 } from "../store-api.js";
-import { collectChanges, expectTaskError } from "./helpers.js";
+import { collectChanges, expectTaskError, TASK_STATUSES } from "./helpers.js";
 
 /** What a store factory is handed by the contract suite. */
 export interface ContractStoreOptions {
@@ -417,17 +417,9 @@ export function describeTaskStoreContract(
         markCancelled: "cancelled",
         setStatusMessage: "same",
       };
-      const statuses: TaskStatus[] = [
-        "working",
-        "input_required",
-        "completed",
-        "failed",
-        "cancelled",
-      ];
-
       // The statuses each intent may start from come from core's table (INTENT_FROM), so a
       // change there is one edit that every store must follow to pass.
-      for (const from of statuses) {
+      for (const from of TASK_STATUSES) {
         for (const op of Object.keys(ops) as Op[]) {
           const active = INTENT_FROM[op].includes(from);
           const to = resulting[op] === "same" ? from : resulting[op];

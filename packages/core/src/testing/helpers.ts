@@ -1,6 +1,11 @@
 import { expect } from "vitest";
 import { isTaskError, type TaskErrorCode } from "../errors.js";
 import type { TaskChange, TaskStore } from "../store.js";
+import type { TaskStatus } from "../task.js";
+import { TRANSITIONS } from "../transitions.js";
+
+/** Every task status, from core's transition table: the rows of the intent × status matrix. */
+export const TASK_STATUSES = Object.keys(TRANSITIONS) as readonly TaskStatus[];
 
 /** Expects `promise` to reject with a task error of `code`; resolves with the error. */
 export async function expectTaskError(

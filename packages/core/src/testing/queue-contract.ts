@@ -30,7 +30,7 @@ import {
   WORKER_LOST_REASON,
 } from "../store-api.js";
 import type { ContractSuiteOptions } from "./contract.js";
-import { collectChanges, expectTaskError } from "./helpers.js";
+import { collectChanges, expectTaskError, TASK_STATUSES } from "./helpers.js";
 
 /** What a queue store factory is handed by the queue contract suite. */
 export interface QueueContractStoreOptions {
@@ -787,14 +787,7 @@ export function describeQueueStoreContract(
     describe("requeue", () => {
       // requeue's row of the intent × status matrix (the others are in the TaskStore
       // contract): the statuses it applies from are core's INTENT_FROM.requeue.
-      const statuses: readonly TaskStatus[] = [
-        "working",
-        "input_required",
-        "completed",
-        "failed",
-        "cancelled",
-      ];
-      for (const from of statuses) {
+      for (const from of TASK_STATUSES) {
         const active = INTENT_FROM.requeue.includes(from);
         const title = active
           ? `requeue by the run of a ${from} task puts it back in the queue as core's requeueTask`
