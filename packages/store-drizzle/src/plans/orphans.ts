@@ -8,7 +8,7 @@ import {
 import { bumpUsage, type Notes, type PlanContext } from "./context.js";
 import { ACTIVE, BACKOFF, CANCEL_REQUESTED, cols, msInterval, nowOf } from "./fragments.js";
 import { plan, type Statement } from "./plan.js";
-import { terminalSetsWhen } from "./terminal-effects.js";
+import { endedOrRequeuedSets } from "./terminal-effects.js";
 
 /** The input of `recoverOrphans`: one batch. */
 export interface RecoverOrphansInput {
@@ -84,13 +84,7 @@ export function orphanPlans(ctx: PlanContext, note: Notes) {
     error = CASE WHEN ${failing} THEN ${p.error}::text::jsonb ELSE t.error END,
     payload_bytes = CASE WHEN ${failing} THEN t.payload_bytes + ${p.errorBytes}::bigint ELSE t.payload_bytes END,
     status_message = CASE WHEN ${cancelled} THEN ${p.cancelledMessage}::text WHEN ${retrying} THEN replace(replace(${p.retryMessage}::text, '${retry.nextAttempt}', (t.attempt + 1)::text), '${retry.maxAttempts}', t.max_attempts::text) ELSE ${p.errorMessage}::text END,
-    ${terminalSetsWhen(`NOT ${retrying}`, {
-      expires_at: "t.expires_at",
-      input_requests: "'{}'::jsonb",
-      lease_holder: "NULL",
-      lease_expires_at: "NULL",
-      available_at: BACKOFF,
-    })},
+    ${endedOrRequeuedSets(`NOT ${retrying}`, BACKOFF)},
     input_responses = CASE WHEN ${retrying} THEN '{}'::jsonb ELSE t.input_responses END,
     updated_at = n.now, version = t.version + 1
   FROM o, (SELECT ${nowOf(p.now)} AS now) AS n

@@ -14,7 +14,7 @@ import {
   runningOf,
 } from "./fragments.js";
 import { type Placeholders, plan, type Statement } from "./plan.js";
-import { terminalSetsWhen } from "./terminal-effects.js";
+import { endedOrRequeuedSets } from "./terminal-effects.js";
 
 /** Most owners with queued work one claim looks at (in owner key order beyond it). */
 const MAX_CLAIM_OWNERS = 1000;
@@ -126,13 +126,7 @@ UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 
     q: { readonly availableAt: string; readonly attempt: string },
   ) => `status = CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' ELSE 'working' END,
     status_message = CASE WHEN ${CANCEL_REQUESTED} THEN ${p.cancelledMessage}::text ELSE ${p.message}::text END,
-    ${terminalSetsWhen(CANCEL_REQUESTED, {
-      expires_at: "t.expires_at",
-      input_requests: "'{}'::jsonb",
-      lease_holder: "NULL",
-      lease_expires_at: "NULL",
-      available_at: q.availableAt,
-    })},
+    ${endedOrRequeuedSets(CANCEL_REQUESTED, q.availableAt)},
     input_responses = CASE WHEN ${CANCEL_REQUESTED} THEN t.input_responses ELSE '{}'::jsonb END,
     attempt = CASE WHEN ${CANCEL_REQUESTED} THEN t.attempt ELSE ${q.attempt} END`;
   const queuedOrEnded = note.of(

@@ -53,3 +53,18 @@ export function terminalSetsWhen(ending: string, otherwise: Readonly<Record<stri
       : `${column} = CASE WHEN ${ending} THEN ${value} ELSE ${other} END`;
   }).join(",\n    ");
 }
+
+/**
+ * The SETs of a statement that ends the rows where `ending` holds and puts the others back
+ * in the queue, claimable at `availableAt` (core's `requeueTask`: the questions go, no run
+ * holds the task, its retention has not started).
+ */
+export function endedOrRequeuedSets(ending: string, availableAt: string): string {
+  return terminalSetsWhen(ending, {
+    expires_at: "t.expires_at",
+    input_requests: "'{}'::jsonb",
+    lease_holder: "NULL",
+    lease_expires_at: "NULL",
+    available_at: availableAt,
+  });
+}
