@@ -34,7 +34,10 @@ export class HandlerSlots implements RunSlots {
   readonly #parkedByOwner = new Map<string, Set<Run>>();
   /** All parked runs, over every owner. */
   #parkedCount = 0;
-  /** The runs of {@link runs} by owner key (parked or not); owners with none are left out. */
+  /**
+   * How many of {@link runs} each owner has (parked or not), kept as runs come and go so
+   * that a create's cap check costs O(1); owners with none are left out.
+   */
   readonly #runsByOwner = new Map<string, number>();
   /** The most handlers that ran at once. */
   peakRunning = 0;
@@ -71,13 +74,11 @@ export class HandlerSlots implements RunSlots {
     return (this.#runsByOwner.get(key) ?? 0) - (this.#parkedByOwner.get(key)?.size ?? 0);
   }
 
-  /** A run starts: it holds a slot. */
+  /** A run starts (each run once): it holds a slot. */
   add(run: Run): void {
-    if (!this.runs.has(run)) {
-      this.runs.add(run);
-      const key = ownerKey(run.owner);
-      this.#runsByOwner.set(key, (this.#runsByOwner.get(key) ?? 0) + 1);
-    }
+    this.runs.add(run);
+    const key = ownerKey(run.owner);
+    this.#runsByOwner.set(key, (this.#runsByOwner.get(key) ?? 0) + 1);
     this.#slotHolders.add(run);
     this.peakRunning = Math.max(this.peakRunning, this.#slotHolders.size);
   }
