@@ -132,8 +132,8 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
  * write that adds or removes a task or changes its payload bytes, so that a quota check reads
  * a fixed number of rows whatever the size of the task table. Each owner's usage (and the
  * table-wide total, under the owner key `*`, which no owner key can be) is spread over 16
- * stripes chosen by a hash of the task id, so that concurrent writers rarely wait on the same
- * row; a check sums the stripes. The counters count stored rows, expired ones not yet removed
+ * stripes, each statement writing one drawn at random, so that concurrent writers rarely
+ * wait on the same row; a check sums the stripes. The counters count stored rows, expired ones not yet removed
  * included: an upper bound of the live rows (see the store).
  */
 const defineUsageTable = (table: PgTableFn<string | undefined>) =>
@@ -142,7 +142,7 @@ const defineUsageTable = (table: PgTableFn<string | undefined>) =>
     {
       /** core's `ownerKey` (the empty string for unowned tasks), or `*` for the total. */
       ownerKey: text("owner_key").notNull(),
-      /** `hashtext(task id) & 15`. */
+      /** 0 to 15, drawn by each writing statement; only the sum over stripes means anything. */
       stripe: smallint("stripe").notNull(),
       /** Rows stored. */
       tasks: bigint("tasks", { mode: "number" }).notNull().default(0),

@@ -41,13 +41,20 @@ export interface PlanContext {
 }
 
 /**
- * How many stripes each owner's usage (and the total) is spread over: `hashtext(id) & 15`.
- * A quota check sums this many rows; concurrent writers rarely wait on the same one.
+ * How many stripes each owner's usage (and the total) is spread over. A quota check sums
+ * this many rows; concurrent writers rarely wait on the same one.
  */
 const USAGE_STRIPES = 16;
 
-/** The stripe of a task's usage: the same for every write of the task. */
-const stripeOf = (id: string) => `(hashtext(${id}) & ${USAGE_STRIPES - 1})::smallint`;
+/**
+ * The stripe a statement writes its usage changes to: one per statement, drawn at random
+ * (an uncorrelated subquery, evaluated once), so that a batch of rows costs one counter row
+ * per owner and one of the total rather than one per task's stripe (a batch of 7 creates
+ * touched ~12 counter rows, which almost always overlapped another batch in flight; two
+ * statements now share a stripe 1 time in 16). A stripe's value means nothing alone (it
+ * may be negative): only an owner's sum over its stripes counts.
+ */
+const STATEMENT_STRIPE = `(SELECT floor(random() * ${USAGE_STRIPES})::smallint)`;
 
 /** The owner key of the table-wide total in the usage table (no owner key is `*`). */
 export const TOTAL_KEY = "*";
@@ -55,19 +62,19 @@ export const TOTAL_KEY = "*";
 /**
  * A CTE body that adds to the usage counters: `changes` selects rows (id, k owner key, dt
  * tasks added, db bytes added), one per written task. Each task's change goes to its owner's
- * stripe, and its count also to the total's; the rows are summed per counter and upserted in
- * key order, so that concurrent statements lock counters in the same order (no deadlock),
- * after the task rows (every statement locks those first).
+ * counter, and its count also to the total's, on the statement's stripe; the rows are summed
+ * per counter and upserted in key order, so that concurrent statements lock counters in the
+ * same order (no deadlock), after the task rows (every statement locks those first).
  */
 export const bumpUsage = (
   U: string,
   changes: string,
 ) => `INSERT INTO ${U} AS u (owner_key, stripe, tasks, bytes)
-  SELECT c.k, c.s, sum(c.dt), sum(c.db) FROM (
-    SELECT ch.k, ${stripeOf("ch.id")} AS s, ch.dt, ch.db FROM (${changes}) AS ch
+  SELECT c.k, r.s, sum(c.dt), sum(c.db) FROM (
+    SELECT ch.k, ch.dt, ch.db FROM (${changes}) AS ch
     UNION ALL
-    SELECT '${TOTAL_KEY}', ${stripeOf("ch.id")}, ch.dt, 0 FROM (${changes}) AS ch WHERE ch.dt <> 0
-  ) AS c GROUP BY c.k, c.s ORDER BY c.k, c.s
+    SELECT '${TOTAL_KEY}', ch.dt, 0 FROM (${changes}) AS ch WHERE ch.dt <> 0
+  ) AS c, (SELECT ${STATEMENT_STRIPE} AS s) AS r GROUP BY c.k, r.s ORDER BY c.k
   ON CONFLICT (owner_key, stripe) DO UPDATE SET tasks = u.tasks + excluded.tasks, bytes = u.bytes + excluded.bytes`;
 
 /**

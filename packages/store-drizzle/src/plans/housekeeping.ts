@@ -61,14 +61,23 @@ ${removed}`,
     ),
 
     /**
-     * Counters of owners that hold nothing any more (the total's stay). A counter row is
-     * only zero when no stored task maps to it, so removing one loses nothing; SKIP LOCKED: a
-     * counter being written is left alone (and is then not zero, or is pruned next time).
+     * The counter rows of owners that hold nothing any more (the total's stay). A stripe
+     * alone may be anything (see `bumpUsage`), so an owner's rows are removed together, and
+     * only those this statement could lock, when they sum to zero in both counts: removing
+     * them then changes no owner's sum, whatever is written meanwhile (SKIP LOCKED leaves a
+     * row being written alone, and a row inserted meanwhile is not among them).
      */
-    pruneUsage: fixed(`DELETE FROM ${U} AS u WHERE (u.owner_key, u.stripe) IN (
-  SELECT x.owner_key, x.stripe FROM ${U} AS x
-  WHERE x.tasks = 0 AND x.bytes = 0 AND x.owner_key <> '${TOTAL_KEY}'
-  FOR UPDATE SKIP LOCKED)`),
+    pruneUsage: fixed(`WITH c AS (
+  SELECT x.owner_key FROM ${U} AS x WHERE x.owner_key <> '${TOTAL_KEY}'
+  GROUP BY x.owner_key HAVING sum(x.tasks) = 0 AND sum(x.bytes) = 0
+), l AS (
+  SELECT x.owner_key, x.stripe, x.tasks, x.bytes FROM ${U} AS x
+  WHERE x.owner_key IN (SELECT c.owner_key FROM c) FOR UPDATE SKIP LOCKED
+), z AS (
+  SELECT l.owner_key FROM l GROUP BY l.owner_key HAVING sum(l.tasks) = 0 AND sum(l.bytes) = 0
+) DELETE FROM ${U} AS u USING l
+  WHERE u.owner_key = l.owner_key AND u.stripe = l.stripe
+    AND l.owner_key IN (SELECT z.owner_key FROM z)`),
 
     /** What the counters say (tests, audits). */
     usageCounters:
