@@ -139,6 +139,58 @@ describe("quota usage counters with two pools writing at once (PostgreSQL)", () 
     expect(rows[0]!.n).toBe(0);
   });
 
+  it("cleanup removes an owner's counter rows only together, and only when they sum to zero", async () => {
+    const schema = freshSchemaName("use");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    const clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
+    const s = await createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 2 });
+    stores.push(s);
+    const U = `"${schema}".mcp_task_usage`;
+    // An owner key no task has: its stripes sum to zero, one by one they do not (each
+    // statement writes a stripe of its own, so this is what a holder of nothing may look like).
+    await s.query(`INSERT INTO ${U} VALUES ('zed', 3, 1, 10), ('zed', 4, -1, -10)`);
+    const expiring = async (id: string) => {
+      await s.create(
+        {
+          taskId: id,
+          era: "2026-07-28",
+          request: { toolName: "t", arguments: {} },
+          ttlMs: 1_000,
+          ttlAnchor: "creation",
+          pollIntervalMs: null,
+        },
+        SCOPES[0]!,
+      );
+      await s.complete(id, SCOPES[0]!, { content: [] });
+      clock.advance(2_000);
+    };
+    const zed = async () =>
+      (await s.query(`SELECT stripe FROM ${U} WHERE owner_key = 'zed' ORDER BY stripe`)).map(
+        (r) => r.stripe,
+      );
+    // A writer holds one of zed's rows: the one the cleanup can lock does not sum to zero
+    // alone, so neither goes.
+    const { default: postgres } = await import("postgres");
+    const other = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      await other.begin(async (tx) => {
+        await tx.unsafe(`SELECT 1 FROM ${U} WHERE owner_key = 'zed' AND stripe = 3 FOR UPDATE`);
+        await expiring("e1");
+        expect(await s.cleanupExpired()).toBe(1);
+        expect(await zed()).toEqual([3, 4]);
+      });
+    } finally {
+      await other.end();
+    }
+    // Nobody holds them any more: both go, and the sums are what they were.
+    await expiring("e2");
+    expect(await s.cleanupExpired()).toBe(1);
+    expect(await zed()).toEqual([]);
+    const audit = await s.auditUsage();
+    expect(audit.counters).toEqual(audit.recount);
+  });
+
   it("grouped creates each get their own quota check and their own error", async () => {
     const schema = freshSchemaName("use");
     schemas.push(schema);
