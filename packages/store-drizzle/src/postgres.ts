@@ -109,6 +109,10 @@ export async function createPostgresTaskStore(
         onnotice: () => {},
         connection: {
           application_name: `${name}${suffix}`,
+          // Every statement of the store finds its rows through an index (its cost must not
+          // grow with the table). A plan cached while the table was small would otherwise
+          // scan it whole on every claim and ending until autoanalyze replaces the plan.
+          enable_seqscan: "off",
           ...(statementTimeout && { statement_timeout: timeoutMs }),
         },
       });

@@ -1,0 +1,95 @@
+// The store's statements find their rows through indexes even when their plans were made
+// while the table was nearly empty (a fresh deployment): a generic plan cached then is kept
+// by the connection until autoanalyze replaces it, and one with a sequential scan read the
+// whole table on every claim and every ending (3 ms at 6,000 rows, inside the claim lock).
+import { owner } from "@mcp-tasks/core";
+import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
+import postgres from "postgres";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+
+const ALICE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
+
+const newTask = (taskId: string) => ({
+  taskId,
+  era: "2026-07-28" as const,
+  request: { toolName: "t", arguments: {} },
+  ttlMs: null,
+  ttlAnchor: "creation" as const,
+  pollIntervalMs: null,
+});
+
+/** The plan's node types, flattened (EXPLAIN's JSON). */
+function nodeTypes(plan: unknown): string[] {
+  const out: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    out.push(`${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk((plan as [{ Plan: Record<string, unknown> }])[0].Plan);
+  return out;
+}
+
+describe("plans made on a nearly empty table (PostgreSQL)", () => {
+  const schemas: string[] = [];
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await dropSchemas(schemas);
+  });
+
+  it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
+    const schema = freshSchemaName("idx");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    const store = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      poolSize: 1,
+      readPoolSize: 0,
+    });
+    closers.push(() => store.close());
+    for (let i = 0; i < 40; i++) await store.create(newTask(`t${i}`), ALICE);
+    await store.query(`ANALYZE "${schema}".mcp_tasks`);
+    // The ids as the batched statements pass them (a JSON array, so the planner cannot
+    // count them): on a table this small a scan looks cheapest.
+    const [row] = await store.query(
+      `EXPLAIN (FORMAT JSON) UPDATE "${schema}".mcp_tasks SET version = version + 1
+        WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text('["t1", "t2"]'::jsonb)))`,
+    );
+    const types = nodeTypes(row?.["QUERY PLAN"]);
+    expect(types).toContain("ModifyTable on mcp_tasks");
+    expect(types).not.toContain("Seq Scan on mcp_tasks");
+  });
+
+  it("on the application's connection, the claim's generic plan made on an empty table stays on the indexes", async () => {
+    const schema = freshSchemaName("idx");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    // One connection, the application's, with the server's default settings.
+    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    closers.push(() => sql.end({ timeout: 5 }));
+    const store = await createPostgresTaskStore({ sql, schema });
+    closers.push(() => store.close());
+    // A claim under an owner limit on the empty table: the locked script prepares its
+    // statement on this connection, and its generic plan is made now.
+    expect(await store.claim("w", { limit: 2, leaseMs: 60_000, maxRunningPerOwner: 4 })).toEqual(
+      [],
+    );
+    await store.create(newTask("t1"), ALICE);
+    const [prepared] = await sql<{ name: string }[]>`SELECT name FROM pg_prepared_statements
+      WHERE statement LIKE '%WITH RECURSIVE%' AND name LIKE 'mcp_tasks_%'`;
+    expect(prepared).toBeDefined();
+    // The cached generic plan, as the next claim would run it.
+    const plan = await sql.begin(async (tx) => {
+      await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+      return tx.unsafe(
+        `EXPLAIN (FORMAT JSON) EXECUTE ${prepared!.name}('w', 60000, NULL, 2, 4, NULL)`,
+      );
+    });
+    const types = nodeTypes(plan[0]?.["QUERY PLAN"]);
+    expect(types).toContain("ModifyTable on mcp_tasks");
+    expect(types).not.toContain("Seq Scan on mcp_tasks");
+  });
+});
