@@ -1,7 +1,7 @@
 import { taskErrors } from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
 import type { Executor, Query, Row } from "./executor.js";
-import { LockedScripts } from "./plans/locked.js";
+import { LockedScripts, notPrepared } from "./plans/locked.js";
 import type { Statement } from "./plans/plan.js";
 
 /**
@@ -37,7 +37,15 @@ export class StatementRunner {
   locked(operation: string, statement: Statement): Promise<Row[]> {
     // Built first: a value no literal can carry is refused as it is, not as a driver error.
     const script = this.#locked.script(statement);
-    return this.#send(operation, () => this.#exec.script(script));
+    return this.#send(operation, async () => {
+      try {
+        return await this.#exec.script(script.prepared);
+      } catch (error) {
+        // Not prepared on this connection yet (nothing ran: the script stopped there).
+        if (!notPrepared(error)) throw error;
+        return this.#exec.script(script.preparing);
+      }
+    });
   }
 
   async #send(operation: string, send: () => Promise<Row[]>): Promise<Row[]> {

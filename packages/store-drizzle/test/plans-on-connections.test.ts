@@ -1,12 +1,17 @@
-// The store's statements find their rows through indexes even when their plans were made
-// while the table was nearly empty (a fresh deployment): a generic plan cached then is kept
-// by the connection until autoanalyze replaces it, and one with a sequential scan read the
-// whole table on every claim and every ending (3 ms at 6,000 rows, inside the claim lock).
+// The store's plans on a connection: its statements find their rows through indexes even when
+// their plans were made while the table was nearly empty (a fresh deployment): a generic plan
+// cached then is kept by the connection until autoanalyze replaces it, and one with a
+// sequential scan read the whole table on every claim and every ending (3 ms at 6,000 rows,
+// inside the claim lock). And the claim lock's statements are prepared once per connection.
 import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
+import { postgresExecutor } from "../src/executor.js";
 import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { buildPlans } from "../src/plans/index.js";
+import { Reachability } from "../src/reachability.js";
+import { StatementRunner } from "../src/statement-runner.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
 
 const ALICE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
@@ -91,5 +96,62 @@ describe("plans made on a nearly empty table (PostgreSQL)", () => {
     const types = nodeTypes(plan[0]?.["QUERY PLAN"]);
     expect(types).toContain("ModifyTable on mcp_tasks");
     expect(types).not.toContain("Seq Scan on mcp_tasks");
+  });
+
+  it("a locked statement is sent assuming it is prepared, and prepares it only where it is not", async () => {
+    const schema = freshSchemaName("idx");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    closers.push(() => sql.end({ timeout: 5 }));
+    const exec = postgresExecutor(sql, new Reachability());
+    const sent: string[] = [];
+    const runner = new StatementRunner(
+      {
+        ...exec,
+        script: (text) => {
+          sent.push(text.startsWith("DO $prepare$") ? "preparing" : "prepared");
+          return exec.script(text);
+        },
+      },
+      5_000,
+      `"${schema}"."mcp_tasks"`,
+    );
+    const plans = buildPlans({
+      table: `"${schema}"."mcp_tasks"`,
+      usageTable: `"${schema}"."mcp_task_usage"`,
+      notify: { channel: null, origin: "abcdefgh" },
+      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+      restartGraceMs: 0,
+    });
+    const claim = () =>
+      runner.locked(
+        "claim",
+        plans.claim({
+          holder: "w",
+          leaseMs: 60_000,
+          now: null,
+          limit: 2,
+          maxRunningPerOwner: 4,
+          maxWaitingPerOwner: null,
+          tools: null,
+        }),
+      );
+    expect(await claim()).toEqual([]);
+    expect(sent).toEqual(["prepared", "preparing"]);
+    expect(await claim()).toEqual([]);
+    expect(sent).toEqual(["prepared", "preparing", "prepared"]);
+    // The connection forgot it (a pooler's reset, say): prepared again, once.
+    await sql.unsafe("DEALLOCATE ALL");
+    expect(await claim()).toEqual([]);
+    expect(await claim()).toEqual([]);
+    expect(sent).toEqual([
+      "prepared",
+      "preparing",
+      "prepared",
+      "prepared",
+      "preparing",
+      "prepared",
+    ]);
   });
 });
