@@ -55,6 +55,11 @@ export class ClaimScheduler {
   #reservedSlots = 0;
   /** Of {@link #reservedSlots}, the slots of tasks being created to run here. */
   #creatingSlots = 0;
+  /**
+   * Of {@link #creatingSlots}, how many each owner's creates hold (owner key; owners with
+   * none left out): they count against the owner's cap like its runs here.
+   */
+  readonly #creatingByOwner = new Map<string, number>();
   /** A wake-up came while no further claim could start: look again when one returns. */
   #wokenDuringClaims = false;
   /**
@@ -165,28 +170,39 @@ export class ClaimScheduler {
    * with more tasks than there is room for hands the extra ones back (see {@link #claim}).
    * Under a backlog (full claims) only unreserved slots count, and the task is queued.
    *
-   * None when this node alone already runs the owner's limit of tasks: the store would
-   * create the task queued anyway, and asking it for a lease would only serialise the
-   * create with the claims (on PostgreSQL, under the claim lock) to find that out.
+   * None when this node alone already runs the owner's limit of tasks, its creates in
+   * flight that asked for a lease included: the store would create the task queued anyway,
+   * and asking it for a lease would only serialise the create with the claims (on
+   * PostgreSQL, under the claim lock) to find that out.
    */
   roomForCreate(owner: Owner): number {
     const cap = this.#o.ownerLimits.maxRunningPerOwner;
-    if (cap !== undefined && this.#o.slots.countedFor(ownerKey(owner)) >= cap) return 0;
+    if (cap !== undefined) {
+      const key = ownerKey(owner);
+      const counted = this.#o.slots.countedFor(key) + (this.#creatingByOwner.get(key) ?? 0);
+      if (counted >= cap) return 0;
+    }
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;
   }
 
   /**
-   * Holds a slot for a task being created to run here, so no claim takes it meanwhile;
-   * the returned function gives it up (the task runs, or was created queued).
+   * Holds a slot for a task of `owner` being created to run here, so no claim takes it
+   * meanwhile and the owner's next creates count it; the returned function gives it up (the
+   * task runs, or was created queued).
    */
-  reserveForCreate(): () => void {
+  reserveForCreate(owner: Owner): () => void {
+    const key = ownerKey(owner);
     this.#reservedSlots += 1;
     this.#creatingSlots += 1;
+    this.#creatingByOwner.set(key, (this.#creatingByOwner.get(key) ?? 0) + 1);
     return () => {
       this.#reservedSlots -= 1;
       this.#creatingSlots -= 1;
+      const left = (this.#creatingByOwner.get(key) ?? 1) - 1;
+      if (left > 0) this.#creatingByOwner.set(key, left);
+      else this.#creatingByOwner.delete(key);
     };
   }
 

@@ -188,7 +188,7 @@ export class TaskRunner {
       handler !== undefined &&
       (!queues || (this.#claims.claiming && this.#claims.roomForCreate(caller) > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
-    const releaseSlot = queues && runHere ? this.#claims.reserveForCreate() : undefined;
+    const releaseSlot = queues && runHere ? this.#claims.reserveForCreate(caller) : undefined;
     let record: TaskRecord;
     try {
       record = await this.service.create(caller, {

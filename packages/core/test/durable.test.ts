@@ -912,6 +912,35 @@ describe("durable execution", () => {
       );
     });
 
+    it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
+      const store = new ReferenceTaskStore();
+      const leased: boolean[] = [];
+      const create = store.create.bind(store);
+      store.create = (task, scope) => {
+        leased.push(task.lease !== undefined);
+        return create(task, scope);
+      };
+      const hold = gate();
+      const job = tool("job", async () => {
+        await hold.opened;
+        return text("ok");
+      });
+      const { runner } = node(store, { tools: [job], concurrency: 8, maxRunningPerOwner: 2 });
+      const start = (who: Owner) =>
+        runner.start(who, { era, request: { toolName: "job", arguments: {} } });
+      // Started in one turn: none has been created when the next asks.
+      const created = await Promise.all([start(alice), start(alice), start(alice), start(bob)]);
+      expect(leased).toEqual([true, true, false, true]);
+      expect(created.map((t) => t.execution.holder)).toEqual([
+        runner.holder,
+        runner.holder,
+        null,
+        runner.holder,
+      ]);
+      hold.open();
+      await runner.drain();
+    });
+
     it("a handler waiting for input holds no slot: another task runs meanwhile", async () => {
       const store = new ReferenceTaskStore();
       const ask = tool("ask", async (_args, ctx) => {
