@@ -19,11 +19,11 @@ import type { Statement } from "./plan.js";
  * One statement's locked scripts: `prepared` assumes the connection has prepared the
  * statement already (it has, after its first run there), `preparing` prepares it first when
  * it has not. Checking in every script cost ~0.25 ms of the server's time per claim (an
- * anonymous PL/pgSQL block is compiled on every run), so `prepared` is sent first: it checks
- * with one plain query, before the lock, and stops there with a division by zero when the
- * statement is missing; `preparing` follows, on whichever connection the pool lends. Each
- * connection of a pool of n takes about n such retries per statement before it has them
- * all, once.
+ * anonymous PL/pgSQL block is compiled on every run), so `prepared` is sent first: one plain
+ * query looks the statement up and, only when it is there, sets the plan settings and takes
+ * the lock; where it is missing, `EXECUTE` fails at once and `preparing` follows, on
+ * whichever connection the pool lends. Each connection of a pool of n takes about n such
+ * retries per statement before it has them all, once.
  */
 export interface LockedScript {
   readonly prepared: string;
@@ -32,23 +32,22 @@ export interface LockedScript {
 
 /**
  * Whether a `prepared` script stopped because the statement was not prepared on its
- * connection: its check divides by zero (22012), which nothing else in the scripts can, or
- * the statement is missing at `EXECUTE` (26000).
+ * connection (`EXECUTE` of a missing statement: 26000, invalid_sql_statement_name). Nothing
+ * ran: the lock was not taken either.
  */
 export function notPrepared(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === "22012" || code === "26000";
+  return (error as { code?: unknown } | null)?.code === "26000";
 }
 
 /** Builds the locked scripts of one table's statements. */
 export class LockedScripts {
-  /** The claim lock, an advisory lock keyed by the table's name. */
+  /** The claim lock, an advisory lock keyed by the table's name (an SQL expression). */
   readonly #lock: string;
   /** Each statement's script prefixes, by text (a handful: claims and creates). */
   readonly #prefixes = new Map<string, LockedScript>();
 
   constructor(table: string) {
-    this.#lock = `SELECT pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text))`;
+    this.#lock = `pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text))`;
   }
 
   /** `statement` as scripts that take the claim lock first; their rows are the statement's. */
@@ -63,18 +62,19 @@ export class LockedScripts {
     let prefix = this.#prefixes.get(text);
     if (prefix === undefined) {
       const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-      const locked = `SET LOCAL plan_cache_mode = force_generic_plan;
-SET LOCAL enable_seqscan = off;
-${this.#lock};
+      // The plan settings and the lock in one statement, only where the statement exists
+      // (CASE evaluates a branch only when its condition holds).
+      const ifPrepared = (what: string) => `CASE WHEN p.n = 1 THEN ${what} END`;
+      const prepared = `SELECT ${ifPrepared("set_config('plan_cache_mode', 'force_generic_plan', true)")},
+  ${ifPrepared("set_config('enable_seqscan', 'off', true)")}, ${ifPrepared(this.#lock)}
+  FROM (SELECT count(*) AS n FROM pg_prepared_statements WHERE name = '${name}') AS p;
 EXECUTE ${name}`;
-      const prepared = `SELECT 1 / count(*) FROM pg_prepared_statements WHERE name = '${name}';
-${locked}`;
       const preparing = `DO $prepare$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
     EXECUTE ${dollarQuoted(`PREPARE ${name} AS ${text}`)};
   END IF;
 END $prepare$;
-${locked}`;
+${prepared}`;
       prefix = { prepared, preparing };
       this.#prefixes.set(text, prefix);
     }
