@@ -133,8 +133,8 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
  * a fixed number of rows whatever the size of the task table. Each owner's usage (and the
  * table-wide total, under the owner key `*`, which no owner key can be) is spread over 16
  * stripes, each statement writing one drawn at random, so that concurrent writers rarely
- * wait on the same row; a check sums the stripes. The counters count stored rows, expired ones not yet removed
- * included: an upper bound of the live rows (see the store).
+ * wait on the same row; a check sums the stripes. The counters count stored rows, expired
+ * ones not yet removed included: an upper bound of the live rows (see the store).
  */
 const defineUsageTable = (table: PgTableFn<string | undefined>) =>
   table(
