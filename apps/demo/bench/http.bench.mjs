@@ -14,7 +14,10 @@
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
 // (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo;
 // BENCH_SETTLE_MS (default 2000) pauses after each task-creating scenario for its leftover
-// runs. Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and possible.
+// runs. BENCH_OWNER_CAP sets the demo's `maxRunningPerOwner` (a number, or `off` for no cap;
+// default the runner's, 8 here): the 10 connections are one owner, so at the default cap
+// most tasks are created queued and claimed later.
+// Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and possible.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -33,6 +36,12 @@ const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:
 const MANY = 10_000_000;
 /** Pause after a task-creating scenario, for its leftover runs (see the rounds below). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 2000);
+const OWNER_CAP =
+  process.env.BENCH_OWNER_CAP === "off"
+    ? { maxRunningPerOwner: Number.POSITIVE_INFINITY }
+    : process.env.BENCH_OWNER_CAP
+      ? { maxRunningPerOwner: Number(process.env.BENCH_OWNER_CAP) }
+      : {};
 
 /** The bare baseline: read the body, JSON.parse it, answer a ~400-byte JSON-RPC result. */
 function startBareEcho() {
@@ -76,7 +85,7 @@ function startBareEcho() {
 
 /** A demo server on 127.0.0.1 with one running task, and the requests to drive. */
 async function startDemo(store, { legacy = false } = {}) {
-  const running = await listenDemo(store, legacy ? { legacy: true } : {});
+  const running = await listenDemo(store, { ...OWNER_CAP, ...(legacy && { legacy: true }) });
   const created = await post(
     running.url,
     modernHeaders("tools/call", "slow_compute"),
@@ -284,7 +293,7 @@ async function main() {
   console.log(
     `\nwrk ${wrkVersion}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(" ")}`,
+      .join(" ")}; owner cap ${process.env.BENCH_OWNER_CAP ?? "the runner's default"}`,
   );
   console.log(
     "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | target |",
