@@ -36,11 +36,12 @@ function nodeTypes(plan: unknown): string[] {
   return out;
 }
 
-describe("plans made on a nearly empty table (PostgreSQL)", () => {
+describe("the store's plans on a connection (PostgreSQL)", () => {
   const schemas: string[] = [];
   const closers: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
-    for (const close of closers) await close();
+    // The stores before the connections they were given.
+    for (const close of closers.reverse()) await close();
     await dropSchemas(schemas);
   });
 
