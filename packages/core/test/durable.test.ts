@@ -97,6 +97,20 @@ function withoutChangeFeed(store: ReferenceTaskStore): ReferenceTaskStore {
   });
 }
 
+/**
+ * A store that records, create by create, whether the runner asked it for a lease (on
+ * PostgreSQL: whether the create went under the claim lock).
+ */
+function leaseRecording(store: ReferenceTaskStore): boolean[] {
+  const leased: boolean[] = [];
+  const create = store.create.bind(store);
+  store.create = (task, scope) => {
+    leased.push(task.lease !== undefined);
+    return create(task, scope);
+  };
+  return leased;
+}
+
 /** The store scope of `who`'s own requests. */
 function ownerScopeOf(who: Owner): OwnerScope {
   const scope = ownerScope(who, { requireOwner: false });
@@ -867,13 +881,7 @@ describe("durable execution", () => {
 
     it("a node already running its owner's cap creates the owner's next task queued, asking for no lease", async () => {
       const store = new ReferenceTaskStore();
-      // Which creates asked the store for a lease (on PostgreSQL: the creates taking the lock).
-      const leased: boolean[] = [];
-      const create = store.create.bind(store);
-      store.create = (task, scope) => {
-        leased.push(task.lease !== undefined);
-        return create(task, scope);
-      };
+      const leased = leaseRecording(store);
       const hold = gate();
       const job = tool("job", async () => {
         await hold.opened;
@@ -914,12 +922,7 @@ describe("durable execution", () => {
 
     it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
       const store = new ReferenceTaskStore();
-      const leased: boolean[] = [];
-      const create = store.create.bind(store);
-      store.create = (task, scope) => {
-        leased.push(task.lease !== undefined);
-        return create(task, scope);
-      };
+      const leased = leaseRecording(store);
       const hold = gate();
       const job = tool("job", async () => {
         await hold.opened;

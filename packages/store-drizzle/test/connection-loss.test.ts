@@ -3,7 +3,7 @@ import { isTaskError, owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, newTask, sleep } from "./helpers.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
 const target = new URL(DATABASE_URL);
@@ -53,18 +53,6 @@ class Relay {
     u.port = String(this.port);
     return u.toString();
   }
-}
-
-/** A new task with id `taskId`, no ttl. */
-function newTask(taskId: string) {
-  return {
-    taskId,
-    era: "2026-07-28" as const,
-    request: { toolName: "t", arguments: {} },
-    ttlMs: null,
-    ttlAnchor: "creation" as const,
-    pollIntervalMs: null,
-  };
 }
 
 async function expectUnavailable(promise: Promise<unknown>): Promise<number> {

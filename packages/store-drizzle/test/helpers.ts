@@ -22,6 +22,18 @@ export async function dropSchemas(schemas: Iterable<string>): Promise<void> {
   }
 }
 
+/** A new task with id `taskId`: tool `t`, no arguments, no ttl. */
+export function newTask(taskId: string) {
+  return {
+    taskId,
+    era: "2026-07-28" as const,
+    request: { toolName: "t", arguments: {} },
+    ttlMs: null,
+    ttlAnchor: "creation" as const,
+    pollIntervalMs: null,
+  };
+}
+
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -12,18 +12,9 @@ import { createPostgresTaskStore, migrate } from "../src/index.js";
 import { buildPlans } from "../src/plans/index.js";
 import { Reachability } from "../src/reachability.js";
 import { StatementRunner } from "../src/statement-runner.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, newTask } from "./helpers.js";
 
 const ALICE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
-
-const newTask = (taskId: string) => ({
-  taskId,
-  era: "2026-07-28" as const,
-  request: { toolName: "t", arguments: {} },
-  ttlMs: null,
-  ttlAnchor: "creation" as const,
-  pollIntervalMs: null,
-});
 
 /** The plan's node types, flattened (EXPLAIN's JSON). */
 function nodeTypes(plan: unknown): string[] {
