@@ -44,6 +44,15 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
+ * Whether a statement failed because the prepared statement it executes does not exist on
+ * its connection (26000, invalid_sql_statement_name): a locked script's `prepared` form on
+ * a connection that has not prepared it yet (see `plans/locked.ts`). Nothing ran.
+ */
+export function isNotPrepared(error: unknown): boolean {
+  return codeOf(error) === "26000";
+}
+
+/**
  * Turns what a driver threw into the closed error vocabulary. Connectivity problems become
  * `store_unavailable` with a message naming the cause; data the database refused (class 22,
  * e.g. a NUL character in a string) is the caller's `invalid_task`. Anything else is a bug

@@ -1,7 +1,7 @@
 import { taskErrors } from "@mcp-tasks/core/store";
-import { mapDriverError } from "./errors.js";
+import { isNotPrepared, mapDriverError } from "./errors.js";
 import type { Executor, Query, Row } from "./executor.js";
-import { LockedScripts, notPrepared } from "./plans/locked.js";
+import { LockedScripts } from "./plans/locked.js";
 import type { Statement } from "./plans/plan.js";
 
 /**
@@ -42,8 +42,8 @@ export class StatementRunner {
         return await this.#exec.script(script.prepared);
       } catch (error) {
         // Not prepared on this connection yet (nothing ran: the script stopped there).
-        if (!notPrepared(error)) throw error;
-        return this.#exec.script(script.preparing);
+        if (!isNotPrepared(error)) throw error;
+        return this.#exec.script(script.preparing());
       }
     });
   }

@@ -27,16 +27,14 @@ import type { Statement } from "./plan.js";
  */
 export interface LockedScript {
   readonly prepared: string;
-  readonly preparing: string;
+  /** Built only when needed: it carries the statement's whole text. */
+  preparing(): string;
 }
 
-/**
- * Whether a `prepared` script stopped because the statement was not prepared on its
- * connection (`EXECUTE` of a missing statement: 26000, invalid_sql_statement_name). Nothing
- * ran: the lock was not taken either.
- */
-export function notPrepared(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "26000";
+/** The parts of a statement's scripts that depend only on its text. */
+interface ScriptPrefixes {
+  readonly prepared: string;
+  readonly preparing: string;
 }
 
 /** Builds the locked scripts of one table's statements. */
@@ -44,7 +42,7 @@ export class LockedScripts {
   /** The claim lock, an advisory lock keyed by the table's name (an SQL expression). */
   readonly #lock: string;
   /** Each statement's script prefixes, by text (a handful: claims and creates). */
-  readonly #prefixes = new Map<string, LockedScript>();
+  readonly #prefixes = new Map<string, ScriptPrefixes>();
 
   constructor(table: string) {
     this.#lock = `pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text))`;
@@ -54,11 +52,11 @@ export class LockedScripts {
   script(statement: Statement): LockedScript {
     const prefix = this.#prefix(statement.text);
     const args = `(${statement.values.map(sqlLiteral).join(", ")})`;
-    return { prepared: `${prefix.prepared}${args}`, preparing: `${prefix.preparing}${args}` };
+    return { prepared: `${prefix.prepared}${args}`, preparing: () => `${prefix.preparing}${args}` };
   }
 
   /** The part of the scripts that depends only on the statement: built once per statement. */
-  #prefix(text: string): LockedScript {
+  #prefix(text: string): ScriptPrefixes {
     let prefix = this.#prefixes.get(text);
     if (prefix === undefined) {
       const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
