@@ -111,6 +111,16 @@ function leaseRecording(store: ReferenceTaskStore): boolean[] {
   return leased;
 }
 
+/** A tool `job` whose runs wait until `hold` opens. */
+function heldJob() {
+  const hold = gate();
+  const job = tool("job", async () => {
+    await hold.opened;
+    return text("ok");
+  });
+  return { hold, job };
+}
+
 /** The store scope of `who`'s own requests. */
 function ownerScopeOf(who: Owner): OwnerScope {
   const scope = ownerScope(who, { requireOwner: false });
@@ -882,11 +892,7 @@ describe("durable execution", () => {
     it("a node already running its owner's cap creates the owner's next task queued, asking for no lease", async () => {
       const store = new ReferenceTaskStore();
       const leased = leaseRecording(store);
-      const hold = gate();
-      const job = tool("job", async () => {
-        await hold.opened;
-        return text("ok");
-      });
+      const { hold, job } = heldJob();
       const ask = tool("ask", async (_args, ctx) => {
         await ctx.requireInput({ q: { method: "elicitation/create" } });
         return text("answered");
@@ -923,11 +929,7 @@ describe("durable execution", () => {
     it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
       const store = new ReferenceTaskStore();
       const leased = leaseRecording(store);
-      const hold = gate();
-      const job = tool("job", async () => {
-        await hold.opened;
-        return text("ok");
-      });
+      const { hold, job } = heldJob();
       const { runner } = node(store, { tools: [job], concurrency: 8, maxRunningPerOwner: 2 });
       const start = (who: Owner) =>
         runner.start(who, { era, request: { toolName: "job", arguments: {} } });

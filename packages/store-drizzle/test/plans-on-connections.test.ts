@@ -35,11 +35,22 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     for (const close of closers.reverse()) await close();
     await dropSchemas(schemas);
   });
-
-  it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
+  /** A fresh, migrated schema, dropped at the end. */
+  const migratedSchema = async () => {
     const schema = freshSchemaName("idx");
     schemas.push(schema);
     await migrate(DATABASE_URL, { schema });
+    return schema;
+  };
+  /** One connection, the application's, with the server's default settings. */
+  const applicationConnection = () => {
+    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+    closers.push(() => sql.end({ timeout: 5 }));
+    return sql;
+  };
+
+  it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
+    const schema = await migratedSchema();
     const store = await createPostgresTaskStore({
       url: DATABASE_URL,
       schema,
@@ -61,12 +72,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   });
 
   it("on the application's connection, the claim's generic plan made on an empty table stays on the indexes", async () => {
-    const schema = freshSchemaName("idx");
-    schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
-    // One connection, the application's, with the server's default settings.
-    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-    closers.push(() => sql.end({ timeout: 5 }));
+    const schema = await migratedSchema();
+    const sql = applicationConnection();
     const store = await createPostgresTaskStore({ sql, schema });
     closers.push(() => store.close());
     // A claim under an owner limit on the empty table: the locked script prepares its
@@ -91,11 +98,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   });
 
   it("a locked statement is sent assuming it is prepared, and prepares it only where it is not", async () => {
-    const schema = freshSchemaName("idx");
-    schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
-    const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-    closers.push(() => sql.end({ timeout: 5 }));
+    const schema = await migratedSchema();
+    const sql = applicationConnection();
     const exec = postgresExecutor(sql, new Reachability());
     const sent: string[] = [];
     const runner = new StatementRunner(
