@@ -227,8 +227,12 @@ export class ClaimScheduler {
     }
     this.claimed += claimed.length;
     // Creates may have taken slots this claim reserved (see roomForCreate): the tasks that
-    // no longer fit go back to the queue at once, their attempt not counted.
-    let fits = Math.max(0, this.#room());
+    // no longer fit go back to the queue at once, their attempt not counted. Only slots
+    // taken count (running handlers, creates in flight), not another claim's reservation:
+    // that is a guess at what it brings back, sized to every free slot whatever the owner
+    // limits allow, and it checks again when it returns. Counted, it sent back tasks of a
+    // node with every slot free.
+    let fits = Math.max(0, this.#o.slots.free - this.#creatingSlots);
     for (const record of claimed) {
       const tool = o.tools.get(record.request.toolName);
       if (tool === undefined) continue; // filtered by name: cannot happen

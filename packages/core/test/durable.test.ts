@@ -409,6 +409,105 @@ describe("durable execution", () => {
     expect(worker.runner.stats.peakRunning).toBe(2);
   });
 
+  it("runs what a claim brings back while the node has room, whatever another claim in flight reserved", async () => {
+    const store = new ReferenceTaskStore();
+    /** A tool whose runs wait for `hold`. */
+    const held = (name: string) => {
+      const hold = gate();
+      const run = async () => {
+        await hold.opened;
+        return text("ok");
+      };
+      return { hold, tool: tool(name, run) };
+    };
+    const [first, later, queuedJob] = [held("first"), held("later"), held("queued")];
+    // Every claim after the first waits in flight for its gate (X, A, B), then claims.
+    const claimGates = [gate(), gate(), gate()];
+    let claimsSent = 0;
+    let claimsReturned = 0;
+    const heldClaims = new Proxy(store, {
+      get(target, key) {
+        if (key === "claim") {
+          return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
+            const n = claimsSent++;
+            if (n >= 1) await claimGates[n - 1]?.opened;
+            const claimed = await target.claim(...args);
+            claimsReturned++;
+            return claimed;
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const claimsReach = (n: number) =>
+      until(
+        async () => claimsSent,
+        (sent) => sent === n,
+      );
+    // No periodic scans: claims go out only on the signals below.
+    const worker = node(heldClaims, {
+      tools: [first.tool, later.tool, queuedJob.tool],
+      concurrency: 8,
+      scanIntervalMs: 60_000,
+      lease: { holder: "w" },
+    });
+    const http = node(store, {
+      claim: false,
+      tools: [queuedJob.tool, tool("other", () => text("-"))],
+    });
+    const start = (runner: TaskRunner, toolName: string) =>
+      runner.start(alice, { era, request: { toolName, arguments: {} } });
+    await claimsReach(1); // the first claim found the queue empty
+    // Four runs here; a task of a tool this node does not run sends claim X (4 slots).
+    const running = await Promise.all(
+      Array.from({ length: 4 }, () => start(worker.runner, "first")),
+    );
+    await start(http.runner, "other");
+    await claimsReach(2);
+    // The four end: claim A goes out beside X, for the first slot freed.
+    first.hold.open();
+    await claimsReach(3);
+    for (const t of running) {
+      await until(
+        () => worker.service.get(alice, t.taskId),
+        (r) => r.status === "completed",
+      );
+    }
+    // X comes back empty; the next sign of queued work sends claim B, for the 7 slots A did
+    // not ask for.
+    claimGates[0]?.open();
+    await until(
+      async () => claimsReturned,
+      (n) => n === 2,
+    );
+    await start(http.runner, "other");
+    await claimsReach(4);
+    const queued = await start(http.runner, "queued");
+    // A create takes a slot (creates do not wait for claims): one handler runs, of 8.
+    const mine = await start(worker.runner, "later");
+    expect(mine.execution.holder).toBe("w");
+    // A comes back with the queued task. Counting B's reservation as taken, the node had
+    // no room for it and sent it back to the queue; it runs.
+    claimGates[1]?.open();
+    const claimed = await until(
+      () => worker.service.get(alice, queued.taskId),
+      (r) => r.execution.fencingToken === 1,
+    );
+    await sleep(SEVERAL_SCANS_MS);
+    const after = await worker.service.get(alice, queued.taskId);
+    expect([claimed.execution.holder, after.execution.holder]).toEqual(["w", "w"]);
+    expect(worker.runner.active).toBe(2);
+    claimGates[2]?.open();
+    later.hold.open();
+    queuedJob.hold.open();
+    await until(
+      () => worker.service.get(alice, queued.taskId),
+      (r) => r.status === "completed",
+    );
+    expect((await worker.service.get(alice, queued.taskId)).execution.attempt).toBe(1);
+  });
+
   it("hands running tasks back on shutdown, uncounted, and another worker runs them", async () => {
     const store = new ReferenceTaskStore();
     const job = tool(
