@@ -9,13 +9,6 @@ export type Row = Record<string, unknown>;
 export type Query = (text: string, params: readonly unknown[]) => Promise<Row[]>;
 
 /**
- * Runs statements without parameters (`;`-separated) in one round trip, as one implicit
- * transaction (all or nothing; each statement sees what the ones before it committed to wait
- * for), and resolves with the last statement's rows.
- */
-export type Script = (text: string) => Promise<Row[]>;
-
-/**
  * The few things the store needs from a driver, so that one store class and one set of
  * statements serve postgres.js, node-postgres and PGlite. Statements are sent as prepared
  * statements where the driver supports it (postgres.js and node-postgres cache them per
@@ -25,11 +18,11 @@ export interface Executor {
   readonly kind: "postgres" | "node-postgres" | "pglite";
   readonly query: Query;
   /**
-   * Runs `fn` with a {@link Script} that sends every script to the same connection (a pool
-   * lends one for the duration), so that what one script leaves on its connection, a
-   * prepared statement, is there for the next.
+   * Runs statements without parameters (`;`-separated) in one round trip, as one implicit
+   * transaction (all or nothing; each statement sees what the ones before it committed to
+   * wait for), and resolves with the last statement's rows.
    */
-  onOneConnection<T>(fn: (script: Script) => Promise<T>): Promise<T>;
+  readonly script: (text: string) => Promise<Row[]>;
   /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
   transaction<T>(
     fn: (exec: (text: string) => Promise<void>, query: Query) => Promise<T>,
@@ -43,18 +36,10 @@ export interface Executor {
 export function postgresExecutor(sql: Sql, reachability: Reachability): Executor {
   return {
     kind: "postgres",
-    onOneConnection: (fn) =>
+    script: (text) =>
       reachability.run(async () => {
-        // Reserved: a pool lends its idle connections in turn, so a second script sent to the
-        // pool would go to another connection than the first. A client without `reserve` (a
-        // transaction's, say) is one connection already.
-        if (typeof sql.reserve !== "function") return fn(scriptOn(sql));
-        const reserved = await sql.reserve();
-        try {
-          return await fn(scriptOn(reserved));
-        } finally {
-          reserved.release();
-        }
+        const results = (await sql.unsafe(text)) as unknown as Row[] | Row[][];
+        return lastResult(results);
       }),
     query: (text, params) =>
       reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
@@ -79,7 +64,7 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
 export function pgliteExecutor(db: PGlite): Executor {
   return {
     kind: "pglite",
-    onOneConnection: (fn) => fn(async (text) => (await db.exec(text)).at(-1)?.rows ?? []),
+    script: async (text) => (await db.exec(text)).at(-1)?.rows ?? [],
     query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
     transaction: (fn) =>
       db.transaction((tx) =>
@@ -94,11 +79,6 @@ export function pgliteExecutor(db: PGlite): Executor {
 }
 
 /** The last statement's rows of a multi-statement result (postgres.js nests them; one alone is not). */
-/** Scripts on a postgres.js client (the simple protocol: several commands are fine). */
-function scriptOn(sql: Sql): Script {
-  return async (text) => lastResult((await sql.unsafe(text)) as unknown as Row[] | Row[][]);
-}
-
 function lastResult(results: Row[] | Row[][]): Row[] {
   const last = results.at(-1);
   return Array.isArray(last) ? (last as Row[]) : (results as Row[]);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Executor, Query, Row, Script } from "./executor.js";
+import type { Executor, Query, Row } from "./executor.js";
 
 /*
  * node-postgres (`pg`) without depending on it: the store only calls the few methods typed
@@ -103,16 +103,6 @@ function isQueryable(value: unknown): boolean {
   );
 }
 
-/** Scripts on a node-postgres client (without values: the simple protocol, several commands). */
-function scriptOn(client: NodePostgresClient): Script {
-  return async (text) => {
-    const results = (await client.query({ text, types: STORE_TYPES } as never)) as unknown as
-      | { rows: Row[] }
-      | { rows: Row[] }[];
-    return Array.isArray(results) ? (results.at(-1)?.rows ?? []) : results.rows;
-  };
-}
-
 /**
  * The name a statement is prepared under: derived from its text, so one name always means
  * one text on every connection (node-postgres refuses a name reused for another text), and
@@ -161,19 +151,11 @@ export function nodePostgresExecutor(target: NodePostgresPool | NodePostgresClie
   };
   return {
     kind: "node-postgres",
-    onOneConnection: async (fn) => {
-      if (!isNodePostgresPool(target)) return fn(scriptOn(target));
-      const client = await target.connect();
-      let broken: Error | undefined;
-      try {
-        return await fn(scriptOn(client));
-      } catch (error) {
-        // A connection that failed mid-script is not given back to the pool.
-        if (error instanceof Error && !("severity" in error)) broken = error;
-        throw error;
-      } finally {
-        client.release(broken);
-      }
+    script: async (text) => {
+      const results = (await target.query({ text, types: STORE_TYPES } as never)) as unknown as
+        | { rows: Row[] }
+        | { rows: Row[] }[];
+      return Array.isArray(results) ? (results.at(-1)?.rows ?? []) : results.rows;
     },
     query: async (text, params) =>
       (

@@ -37,18 +37,15 @@ export class StatementRunner {
   locked(operation: string, statement: Statement): Promise<Row[]> {
     // Built first: a value no literal can carry is refused as it is, not as a driver error.
     const script = this.#locked.script(statement);
-    return this.#send(operation, () =>
-      this.#exec.onOneConnection(async (send) => {
-        try {
-          return await send(script.prepared);
-        } catch (error) {
-          // Not prepared on this connection yet (nothing ran: the script stopped there). Sent
-          // on the same connection: on another, it would leave this one without it.
-          if (!isNotPrepared(error)) throw error;
-          return send(script.preparing());
-        }
-      }),
-    );
+    return this.#send(operation, async () => {
+      try {
+        return await this.#exec.script(script.prepared);
+      } catch (error) {
+        // Not prepared on this connection yet (nothing ran: the script stopped there).
+        if (!isNotPrepared(error)) throw error;
+        return this.#exec.script(script.preparing());
+      }
+    });
   }
 
   async #send(operation: string, send: () => Promise<Row[]>): Promise<Row[]> {

@@ -97,23 +97,18 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     expect(types).not.toContain("Seq Scan on mcp_tasks");
   });
 
-  /**
-   * Claims (a locked statement) on `sql`, through a runner that records which script it sent
-   * each time: `prepared`, or `preparing` (the statement first prepared).
-   */
-  const recordedClaims = (sql: postgres.Sql, schema: string) => {
+  it("a locked statement is sent assuming it is prepared, and prepares it only where it is not", async () => {
+    const schema = await migratedSchema();
+    const sql = applicationConnection();
     const exec = postgresExecutor(sql, new Reachability());
-    const sent: ("prepared" | "preparing")[] = [];
+    const sent: string[] = [];
     const runner = new StatementRunner(
       {
         ...exec,
-        onOneConnection: (fn) =>
-          exec.onOneConnection((script) =>
-            fn((text) => {
-              sent.push(text.startsWith("DO $prepare$") ? "preparing" : "prepared");
-              return script(text);
-            }),
-          ),
+        script: (text) => {
+          sent.push(text.startsWith("DO $prepare$") ? "preparing" : "prepared");
+          return exec.script(text);
+        },
       },
       5_000,
       `"${schema}"."mcp_tasks"`,
@@ -138,13 +133,6 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
           tools: null,
         }),
       );
-    return { sent, claim };
-  };
-
-  it("a locked statement is sent assuming it is prepared, and prepares it only where it is not", async () => {
-    const schema = await migratedSchema();
-    const sql = applicationConnection();
-    const { sent, claim } = recordedClaims(sql, schema);
     expect(await claim()).toEqual([]);
     expect(sent).toEqual(["prepared", "preparing"]);
     expect(await claim()).toEqual([]);
@@ -161,22 +149,5 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
       "preparing",
       "prepared",
     ]);
-  });
-
-  it("on a busy pool, each connection prepares a locked statement once", async () => {
-    const schema = await migratedSchema();
-    const connections = 4;
-    const sql = postgres(DATABASE_URL, { max: connections, onnotice: () => {} });
-    closers.push(() => sql.end({ timeout: 5 }));
-    const { sent, claim } = recordedClaims(sql, schema);
-    // Rounds of more claims at once than the pool has connections: every connection is lent
-    // in turn, again and again. A retry sent to the pool went to the next idle connection,
-    // so the one lacking the statement kept lacking it.
-    for (let round = 0; round < 30; round++) {
-      await Promise.all(Array.from({ length: connections * 2 }, () => claim()));
-    }
-    const preparing = sent.filter((s) => s === "preparing").length;
-    expect(preparing).toBeGreaterThanOrEqual(1);
-    expect(preparing).toBeLessThanOrEqual(connections);
   });
 });

@@ -21,10 +21,9 @@ import type { Statement } from "./plan.js";
  * it has not. Checking in every script cost ~0.25 ms of the server's time per claim (an
  * anonymous PL/pgSQL block is compiled on every run), so `prepared` is sent first: one plain
  * query looks the statement up and, only when it is there, sets the plan settings and takes
- * the lock; where it is missing, `EXECUTE` fails at once and `preparing` follows, on the
- * same connection (see `Executor.onOneConnection`): once per statement and connection. Sent
- * to the pool instead, it went to the next idle connection, and under load a connection
- * lacking the statement kept lacking it (8 % of claims paid the retry, for good).
+ * the lock; where it is missing, `EXECUTE` fails at once and `preparing` follows, on
+ * whichever connection the pool lends. Each connection of a pool of n takes about n such
+ * retries per statement before it has them all, once.
  */
 export interface LockedScript {
   readonly prepared: string;
