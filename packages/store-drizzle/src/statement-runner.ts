@@ -5,6 +5,18 @@ import { LockedScripts } from "./plans/locked.js";
 import type { Statement } from "./plans/plan.js";
 
 /**
+ * After a locked statement was found missing on a connection, its next runs prepare it
+ * first (where it is not prepared yet), this many of them: the retry itself goes to whichever
+ * connection the pool lends, and postgres.js lends its idle connections in turn, so under
+ * load it went to another one, and the connection that lacked the statement kept lacking it
+ * (8 % of claims paid the retry, for good). Twice the default pool size; a connection still
+ * missed starts another sweep. (Lending the same connection for the retry would need
+ * postgres.js's `reserve()`, which never resolves when it must open a connection with
+ * `fetch_types: false`, as the store's pools are.)
+ */
+const PREPARING_SWEEP = 32;
+
+/**
  * Sends a store's statements: each waits for PostgreSQL at most the operation timeout, fails
  * with the store's error vocabulary (see `errors.ts`), and none leaves once the store closed.
  */
@@ -12,6 +24,11 @@ export class StatementRunner {
   readonly #exec: Executor;
   readonly #timeoutMs: number;
   readonly #locked: LockedScripts;
+  /**
+   * Locked statements found missing on a connection lately, and how many of their next runs
+   * still prepare them first wherever they run (see {@link PREPARING_SWEEP}).
+   */
+  readonly #preparingSweeps = new Map<string, number>();
   #closed = false;
 
   constructor(exec: Executor, timeoutMs: number, table: string) {
@@ -37,12 +54,19 @@ export class StatementRunner {
   locked(operation: string, statement: Statement): Promise<Row[]> {
     // Built first: a value no literal can carry is refused as it is, not as a driver error.
     const script = this.#locked.script(statement);
+    const sweep = this.#preparingSweeps.get(statement.text);
+    if (sweep !== undefined) {
+      if (sweep > 1) this.#preparingSweeps.set(statement.text, sweep - 1);
+      else this.#preparingSweeps.delete(statement.text);
+      return this.#send(operation, () => this.#exec.script(script.preparing()));
+    }
     return this.#send(operation, async () => {
       try {
         return await this.#exec.script(script.prepared);
       } catch (error) {
         // Not prepared on this connection yet (nothing ran: the script stopped there).
         if (!isNotPrepared(error)) throw error;
+        this.#preparingSweeps.set(statement.text, PREPARING_SWEEP);
         return this.#exec.script(script.preparing());
       }
     });

@@ -22,8 +22,8 @@ import type { Statement } from "./plan.js";
  * anonymous PL/pgSQL block is compiled on every run), so `prepared` is sent first: one plain
  * query looks the statement up and, only when it is there, sets the plan settings and takes
  * the lock; where it is missing, `EXECUTE` fails at once and `preparing` follows, on
- * whichever connection the pool lends. Each connection of a pool of n takes about n such
- * retries per statement before it has them all, once.
+ * whichever connection the pool lends, and so do the statement's next runs for a while
+ * (see `PREPARING_SWEEP` in `statement-runner.ts`), until every connection has it.
  */
 export interface LockedScript {
   readonly prepared: string;
