@@ -60,6 +60,13 @@ export class ClaimScheduler {
    * none left out): they count against the owner's cap like its runs here.
    */
   readonly #creatingByOwner = new Map<string, number>();
+  /**
+   * Creates in flight of tasks whose owner's cap this node's runs hold (see
+   * {@link createsQueued}), and of their `queued` changes how many came: no sign of work
+   * this node can claim.
+   */
+  #ownQueuedExpected = 0;
+  #ownQueuedSeen = 0;
   /** A wake-up came while no further claim could start: look again when one returns. */
   #wokenDuringClaims = false;
   /**
@@ -69,6 +76,8 @@ export class ClaimScheduler {
   #queueSeenEmpty = false;
   /** The last claim to return found fewer tasks than it asked for. */
   #lastClaimShort = true;
+  /** A wake-up is due at the end of this turn of the event loop (see {@link wake}). */
+  #wakeScheduled = false;
   /** Signs of queued work so far (see {@link workMayBeQueued}): a claim compares before and after. */
   #queuedWorkSignals = 0;
   /** When retry backoffs of tasks this node requeued end (`performance.now()` times, sorted). */
@@ -93,7 +102,11 @@ export class ClaimScheduler {
     this.#claiming = true;
     // Woken by the change feed: a task became claimable somewhere.
     this.#unwatch = service.watch((change) => {
-      if (change.kind === "queued") this.workMayBeQueued();
+      if (change.kind !== "queued") return;
+      // This node's own create of a task whose owner's cap its runs hold: no claim can take
+      // it yet (see createsQueued).
+      if (this.#ownQueuedExpected > this.#ownQueuedSeen) this.#ownQueuedSeen += 1;
+      else this.workMayBeQueued();
     });
     this.#scanner = setInterval(() => {
       // Also the fallback for a lost notification: claim whether or not it recovered any.
@@ -142,8 +155,20 @@ export class ClaimScheduler {
    * slots that come free during a claim's round trip are claimed at once instead of waiting
    * for it to return. A further claim while one is in flight waits for a batch's worth of
    * free slots, so a stream of finishing runs does not turn into one statement per task.
+   * Wake-ups of one turn of the event loop make one: the runs of a batch of endings end in
+   * the same turn, and a claim for each took all the cap they freed with the first and came
+   * back empty with the others, each under PostgreSQL's claim lock.
    */
   wake(): void {
+    if (this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    setImmediate(() => {
+      this.#wakeScheduled = false;
+      this.#wakeNow();
+    });
+  }
+
+  #wakeNow(): void {
     if (!this.#claiming || this.#o.tools.size === 0 || this.#queueSeenEmpty) return;
     const room = this.#room();
     if (room <= 0) return; // a finishing run wakes claiming again
@@ -176,15 +201,22 @@ export class ClaimScheduler {
    * PostgreSQL, under the claim lock) to find that out.
    */
   roomForCreate(owner: Owner): number {
-    const cap = this.#o.ownerLimits.maxRunningPerOwner;
-    if (cap !== undefined) {
-      const key = ownerKey(owner);
-      const counted = this.#o.slots.countedFor(key) + (this.#creatingByOwner.get(key) ?? 0);
-      if (counted >= cap) return 0;
-    }
+    if (this.#atCapHere(owner, true)) return 0;
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;
+  }
+
+  /**
+   * Whether this node alone already runs `owner`'s limit of tasks (`withCreates`: its
+   * creates in flight that asked for a lease included). The store counts at least these.
+   */
+  #atCapHere(owner: Owner, withCreates: boolean): boolean {
+    const cap = this.#o.ownerLimits.maxRunningPerOwner;
+    if (cap === undefined) return false;
+    const key = ownerKey(owner);
+    const creating = withCreates ? (this.#creatingByOwner.get(key) ?? 0) : 0;
+    return this.#o.slots.countedFor(key) + creating >= cap;
   }
 
   /**
@@ -203,6 +235,25 @@ export class ClaimScheduler {
       const left = (this.#creatingByOwner.get(key) ?? 1) - 1;
       if (left > 0) this.#creatingByOwner.set(key, left);
       else this.#creatingByOwner.delete(key);
+    };
+  }
+
+  /**
+   * A task of `owner` is being created queued. When this node's runs alone hold the owner's
+   * cap, its own `queued` change will wake no claim: no claim can take the task before one
+   * of those runs ends, and that end wakes claiming (see {@link runEnded}). Under one
+   * owner's flood of creates, such claims were most of them, each under PostgreSQL's claim
+   * lock. The returned function, if any, is called once the create has returned or failed.
+   * Changes are not told apart: one from elsewhere that comes first is taken for this one,
+   * which then counts instead; a create that failed wakes claiming, for any it stood in for.
+   */
+  createsQueued(owner: Owner): ((failed: boolean) => void) | undefined {
+    if (!this.#claiming || !this.#atCapHere(owner, false)) return undefined;
+    this.#ownQueuedExpected += 1;
+    return (failed) => {
+      this.#ownQueuedExpected -= 1;
+      if (this.#ownQueuedSeen > 0) this.#ownQueuedSeen -= 1;
+      if (failed) this.workMayBeQueued();
     };
   }
 

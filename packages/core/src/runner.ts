@@ -189,7 +189,10 @@ export class TaskRunner {
       (!queues || (this.#claims.claiming && this.#claims.roomForCreate(caller) > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
     const releaseSlot = queues && runHere ? this.#claims.reserveForCreate(caller) : undefined;
+    // Or created queued: its own `queued` change may be no sign of claimable work.
+    const queuedAtCap = queues && !runHere ? this.#claims.createsQueued(caller) : undefined;
     let record: TaskRecord;
+    let failed = true;
     try {
       record = await this.service.create(caller, {
         ...create,
@@ -198,8 +201,10 @@ export class TaskRunner {
         // The store creates it queued when its owner is at its limit, and says why it waits.
         ...(queues && { ownerLimits: this.ownerLimits }),
       });
+      failed = false;
     } finally {
       releaseSlot?.();
+      queuedAtCap?.(failed);
     }
     // Created queued instead (its owner is at its limit): a claim takes it later.
     if (runHere && (!queues || record.execution.holder === this.holder)) {

@@ -111,6 +111,18 @@ function leaseRecording(store: ReferenceTaskStore): boolean[] {
   return leased;
 }
 
+/** A store that records, claim by claim, how many tasks each brought back. */
+function claimRecording(store: ReferenceTaskStore): number[] {
+  const claims: number[] = [];
+  const claim = store.claim.bind(store);
+  store.claim = async (holder, options) => {
+    const claimed = await claim(holder, options);
+    claims.push(claimed.length);
+    return claimed;
+  };
+  return claims;
+}
+
 /** A tool `job` whose runs wait until `hold` opens. */
 function heldJob() {
   const hold = gate();
@@ -1023,6 +1035,55 @@ describe("durable execution", () => {
         () => service.get(alice, third.taskId),
         (t) => t.status === "completed",
       );
+    });
+
+    it("an owner at its cap here wakes no claim by its queued creates nor by its handlers' returns; its runs' ends do, once for runs that end together", async () => {
+      const store = new ReferenceTaskStore();
+      const claims = claimRecording(store);
+      // Endings held: a run whose handler returned counts against the cap until it is stored.
+      const endings = gate();
+      const complete = store.complete.bind(store);
+      store.complete = async (...args) => {
+        await endings.opened;
+        return complete(...args);
+      };
+      const { hold, job } = heldJob();
+      // No periodic scans: claims go out only when something wakes them.
+      const { service, runner } = node(store, {
+        tools: [job],
+        concurrency: 8,
+        maxRunningPerOwner: 2,
+        scanIntervalMs: 60_000,
+      });
+      const start = () => runner.start(alice, { era, request: { toolName: "job", arguments: {} } });
+      await until(
+        async () => claims.length,
+        (n) => n === 1,
+      ); // the first claim found the queue empty
+      const running = [await start(), await start()];
+      expect(running.map((t) => t.execution.holder)).toEqual([runner.holder, runner.holder]);
+      const queued = [await start(), await start(), await start()];
+      expect(queued.map((t) => t.execution.holder)).toEqual([null, null, null]);
+      await sleep(SEVERAL_SCANS_MS);
+      expect(claims).toEqual([0]);
+      // The handlers return, their endings held: slots are free, the owner still at its cap.
+      hold.open();
+      await until(
+        async () => runner.active,
+        (n) => n === 0,
+      );
+      await sleep(SEVERAL_SCANS_MS);
+      expect(claims).toEqual([0]);
+      // Both runs end together: one claim takes two tasks; their ends bring the third.
+      endings.open();
+      for (const t of queued) {
+        await until(
+          () => service.get(alice, t.taskId),
+          (r) => r.status === "completed",
+        );
+      }
+      await sleep(SEVERAL_SCANS_MS);
+      expect(claims).toEqual([0, 2, 1, 0]);
     });
 
     it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
