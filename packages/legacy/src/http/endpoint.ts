@@ -194,14 +194,20 @@ export function createLegacyHandler(options: LegacyHandlerOptions): LegacyHandle
       return jsonRpcErrorResponse(404, -32001, "Session not found");
     }
     session.lastSeen = clock.now();
-    const response = await session.transport.handleRequest(request, {
-      ...(extra.authInfo !== undefined && { authInfo: extra.authInfo }),
-      ...(extra.parsedBody !== undefined && { parsedBody: extra.parsedBody }),
-    });
-    if (request.method === "GET" && response.status === 200 && response.body !== null) {
-      const close = session.openStandalone();
-      request.signal.addEventListener("abort", close, { once: true });
-      return watchBody(response, close, ": stream open\n\n");
+    const opening = request.method === "GET" ? session.standaloneOpening() : undefined;
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(request, {
+        ...(extra.authInfo !== undefined && { authInfo: extra.authInfo }),
+        ...(extra.parsedBody !== undefined && { parsedBody: extra.parsedBody }),
+      });
+      if (request.method === "GET" && response.status === 200 && response.body !== null) {
+        const close = session.openStandalone();
+        request.signal.addEventListener("abort", close, { once: true });
+        return watchBody(response, close, ": stream open\n\n");
+      }
+    } finally {
+      opening?.();
     }
     if (response.body === null) return response;
     session.openResponses += 1;

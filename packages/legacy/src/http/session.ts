@@ -44,6 +44,8 @@ export class LegacySession implements TableSession {
   readonly #notifiers = new Map<string, TaskNotifier>();
   readonly #unlisten: () => void;
   #standalone: { channel: DeliveryChannel; close: () => void } | undefined;
+  /** GET requests in the transport's hands: each may open the standalone stream there. */
+  #standaloneOpening = 0;
   #closed = false;
   lastSeen = 0;
   /** Responses (SSE bodies) still being written. */
@@ -181,7 +183,26 @@ export class LegacySession implements TableSession {
   }
 
   #notify(notification: SessionNotification): void {
+    // Without a standalone stream, open or opening, the transport drops the notification
+    // (this session keeps no event store), after validating it: 6 % of the CPU of a
+    // task-creating `tools/call` whose client listens on no stream.
+    if (this.#standalone === undefined && this.#standaloneOpening === 0) return;
     this.server.notification(notification as never).catch((error) => this.#options.onError(error));
+  }
+
+  /**
+   * A GET request goes to the transport, which may open the standalone stream before
+   * {@link openStandalone} hears of it: notifications go out meanwhile. The returned
+   * function is called once the transport has answered (after `openStandalone`, if it did).
+   */
+  standaloneOpening(): () => void {
+    this.#standaloneOpening += 1;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#standaloneOpening -= 1;
+    };
   }
 
   /** The session's standalone (GET) SSE stream opened: a new channel for pushes. */
