@@ -3,7 +3,7 @@ import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RestartableEmbeddedPostgres, startEmbedded } from "../../../scripts/postgres.mjs";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { sleep } from "./helpers.js";
+import { newTask, sleep } from "./helpers.js";
 
 /**
  * A PostgreSQL restart costs a running task no attempt (issue #23 §3): while the server was
@@ -15,14 +15,11 @@ const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false 
 const HOLDER = "node-a";
 const SCHEMA = "restart_grace";
 
-function newTask(taskId: string, leaseMs: number) {
+/** A task of tool `job` created claimed by {@link HOLDER} for `leaseMs`. */
+function leasedTask(taskId: string, leaseMs: number) {
   return {
-    taskId,
-    era: "2026-07-28" as const,
+    ...newTask(taskId),
     request: { toolName: "job", arguments: {} },
-    ttlMs: null,
-    ttlAnchor: "creation" as const,
-    pollIntervalMs: null,
     execution: { maxAttempts: 3, backoffMs: 0, retryOnError: false, deadlineMs: null },
     lease: { holder: HOLDER, durationMs: leaseMs },
   };
@@ -67,7 +64,7 @@ describe("leases across a PostgreSQL restart", () => {
     const holder = await open(60_000);
     const sweeper = await open(60_000);
     const eager = await open(0);
-    const created = await holder.create(newTask("t1", 300), SCOPE);
+    const created = await holder.create(leasedTask("t1", 300), SCOPE);
     const fenced: OwnerScope = {
       ...SCOPE,
       fence: { holder: HOLDER, fencingToken: created.execution.fencingToken },
