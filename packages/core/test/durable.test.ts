@@ -123,10 +123,34 @@ function claimRecording(store: ReferenceTaskStore): number[] {
   return claims;
 }
 
-/** A tool `job` whose runs wait until `hold` opens. */
-function heldJob() {
+/**
+ * The store with claims held in flight: claim `n` (counted from 0) waits for `holdFor(n)`,
+ * when that gives a promise, before it claims. `counts` says how many were sent and how
+ * many came back.
+ */
+function heldClaims(store: ReferenceTaskStore, holdFor: (n: number) => Promise<void> | undefined) {
+  const counts = { sent: 0, returned: 0 };
+  const held = new Proxy(store, {
+    get(target, key) {
+      if (key === "claim") {
+        return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
+          await holdFor(counts.sent++);
+          const claimed = await target.claim(...args);
+          counts.returned++;
+          return claimed;
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: held, counts };
+}
+
+/** A tool `name` (default `job`) whose runs wait until `hold` opens. */
+function heldJob(name = "job") {
   const hold = gate();
-  const job = tool("job", async () => {
+  const job = tool(name, async () => {
     await hold.opened;
     return text("ok");
   });
@@ -374,23 +398,10 @@ describe("durable execution", () => {
     ];
     // The worker's first claim (both of its slots) is held in flight until released.
     const claimGate = gate();
-    let claimsSent = 0;
-    const slowClaims = new Proxy(store, {
-      get(target, key) {
-        if (key === "claim") {
-          return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
-            claimsSent++;
-            if (claimsSent === 1) await claimGate.opened;
-            return target.claim(...args);
-          };
-        }
-        const value = Reflect.get(target, key, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const worker = node(slowClaims, { tools: [job], concurrency: 2, lease: { holder: "w" } });
+    const slow = heldClaims(store, (n) => (n === 0 ? claimGate.opened : undefined));
+    const worker = node(slow.store, { tools: [job], concurrency: 2, lease: { holder: "w" } });
     await until(
-      async () => claimsSent,
+      async () => slow.counts.sent,
       (n) => n === 1,
     );
     // Both creates return while the claim is still out, and run here.
@@ -423,50 +434,25 @@ describe("durable execution", () => {
 
   it("runs what a claim brings back while the node has room, whatever another claim in flight reserved", async () => {
     const store = new ReferenceTaskStore();
-    /** A tool whose runs wait for `hold`. */
-    const held = (name: string) => {
-      const hold = gate();
-      const run = async () => {
-        await hold.opened;
-        return text("ok");
-      };
-      return { hold, tool: tool(name, run) };
-    };
-    const [first, later, queuedJob] = [held("first"), held("later"), held("queued")];
+    const [first, later, queuedJob] = [heldJob("first"), heldJob("later"), heldJob("queued")];
     // Every claim after the first waits in flight for its gate (X, A, B), then claims.
     const claimGates = [gate(), gate(), gate()];
-    let claimsSent = 0;
-    let claimsReturned = 0;
-    const heldClaims = new Proxy(store, {
-      get(target, key) {
-        if (key === "claim") {
-          return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
-            const n = claimsSent++;
-            if (n >= 1) await claimGates[n - 1]?.opened;
-            const claimed = await target.claim(...args);
-            claimsReturned++;
-            return claimed;
-          };
-        }
-        const value = Reflect.get(target, key, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const claims = heldClaims(store, (n) => (n >= 1 ? claimGates[n - 1]?.opened : undefined));
     const claimsReach = (n: number) =>
       until(
-        async () => claimsSent,
+        async () => claims.counts.sent,
         (sent) => sent === n,
       );
     // No periodic scans: claims go out only on the signals below.
-    const worker = node(heldClaims, {
-      tools: [first.tool, later.tool, queuedJob.tool],
+    const worker = node(claims.store, {
+      tools: [first.job, later.job, queuedJob.job],
       concurrency: 8,
       scanIntervalMs: 60_000,
       lease: { holder: "w" },
     });
     const http = node(store, {
       claim: false,
-      tools: [queuedJob.tool, tool("other", () => text("-"))],
+      tools: [queuedJob.job, tool("other", () => text("-"))],
     });
     const start = (runner: TaskRunner, toolName: string) =>
       runner.start(alice, { era, request: { toolName, arguments: {} } });
@@ -490,7 +476,7 @@ describe("durable execution", () => {
     // not ask for.
     claimGates[0]?.open();
     await until(
-      async () => claimsReturned,
+      async () => claims.counts.returned,
       (n) => n === 2,
     );
     await start(http.runner, "other");
