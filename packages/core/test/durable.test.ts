@@ -134,7 +134,8 @@ function heldClaims(store: ReferenceTaskStore, holdFor: (n: number) => Promise<v
     get(target, key) {
       if (key === "claim") {
         return async (...args: Parameters<ReferenceTaskStore["claim"]>) => {
-          await holdFor(counts.sent++);
+          const hold = holdFor(counts.sent++);
+          if (hold !== undefined) await hold;
           const claimed = await target.claim(...args);
           counts.returned++;
           return claimed;
@@ -434,7 +435,10 @@ describe("durable execution", () => {
 
   it("runs what a claim brings back while the node has room, whatever another claim in flight reserved", async () => {
     const store = new ReferenceTaskStore();
-    const [first, later, queuedJob] = [heldJob("first"), heldJob("later"), heldJob("queued")];
+    const first = heldJob("first");
+    const rest = heldJob("rest");
+    const later = heldJob("later");
+    const queuedJob = heldJob("queued");
     // Every claim after the first waits in flight for its gate (X, A, B), then claims.
     const claimGates = [gate(), gate(), gate()];
     const claims = heldClaims(store, (n) => (n >= 1 ? claimGates[n - 1]?.opened : undefined));
@@ -445,7 +449,7 @@ describe("durable execution", () => {
       );
     // No periodic scans: claims go out only on the signals below.
     const worker = node(claims.store, {
-      tools: [first.job, later.job, queuedJob.job],
+      tools: [first.job, rest.job, later.job, queuedJob.job],
       concurrency: 8,
       scanIntervalMs: 60_000,
       lease: { holder: "w" },
@@ -459,13 +463,14 @@ describe("durable execution", () => {
     await claimsReach(1); // the first claim found the queue empty
     // Four runs here; a task of a tool this node does not run sends claim X (4 slots).
     const running = await Promise.all(
-      Array.from({ length: 4 }, () => start(worker.runner, "first")),
+      ["first", "rest", "rest", "rest"].map((name) => start(worker.runner, name)),
     );
     await start(http.runner, "other");
     await claimsReach(2);
-    // The four end: claim A goes out beside X, for the first slot freed.
+    // One run ends: claim A goes out beside X, for the slot it freed. Then the other three.
     first.hold.open();
     await claimsReach(3);
+    rest.hold.open();
     for (const t of running) {
       await until(
         () => worker.service.get(alice, t.taskId),
