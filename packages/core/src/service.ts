@@ -48,6 +48,14 @@ export class TaskService {
   readonly #pageSizes: PageSizes;
   readonly #waitRecheckMs: number;
 
+  /**
+   * How often a follower re-reads a task although no change arrived (see
+   * {@link TaskServiceOptions.waitRecheckMs}); 0 when it never does.
+   */
+  get waitRecheckMs(): number {
+    return this.#waitRecheckMs;
+  }
+
   constructor(options: TaskServiceOptions) {
     this.#store = options.store;
     this.requireOwner = options.requireOwner ?? false;

@@ -1,11 +1,18 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ManualClock, type TaskService } from "@mcp-tasks/core";
+import { ManualClock, type TaskService, type TaskStore } from "@mcp-tasks/core";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { toNodeHandler } from "@modelcontextprotocol/node";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
-import { Gate, memoryStore, ownerFromHeader, type StoreFixture, stack } from "./fixtures.js";
+import {
+  Gate,
+  memoryStore,
+  ownerFromHeader,
+  type StoreFixture,
+  stack,
+  startServer,
+} from "./fixtures.js";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -453,5 +460,133 @@ describe("a session's tools/call refused by the store's quota", () => {
     expect(text).toContain('"reason":"store_full"');
     expect(direct?.status).toBe(through.status);
     expect(direct?.body).toBe(text);
+  });
+});
+
+describe("a session's notifier of a task the session created", () => {
+  /** A memory store that counts, per task, its reads and its live change-feed watches. */
+  function countingStore() {
+    const inner = new MemoryTaskStore({ sweepIntervalMs: 0 });
+    const reads = new Map<string, number>();
+    const watching = new Map<string, number>();
+    const bump = (counts: Map<string, number>, taskId: string, by: number) =>
+      counts.set(taskId, (counts.get(taskId) ?? 0) + by);
+    const store = new Proxy(inner, {
+      get(target, key) {
+        if (key === "get") {
+          return (taskId: string, scope: Parameters<TaskStore["get"]>[1]) => {
+            bump(reads, taskId, 1);
+            return target.get(taskId, scope);
+          };
+        }
+        if (key === "watch") {
+          return (listener: Parameters<TaskStore["watch"]>[0], taskId?: string) => {
+            const unwatch = target.watch(listener, taskId);
+            if (taskId === undefined) return unwatch;
+            bump(watching, taskId, 1);
+            let once = true;
+            return () => {
+              if (once) bump(watching, taskId, -1);
+              once = false;
+              unwatch();
+            };
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { store: store as TaskStore, reads, watching };
+  }
+
+  async function session(url: URL, who: string): Promise<Record<string, string>> {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { ...HEADERS, "x-owner": who },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0" },
+        },
+      }),
+    });
+    await response.text();
+    const headers = {
+      ...HEADERS,
+      "x-owner": who,
+      "mcp-session-id": response.headers.get("mcp-session-id") as string,
+      "mcp-protocol-version": "2025-11-25",
+    };
+    await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    }).then((r) => r.text());
+    return headers;
+  }
+
+  async function createTask(url: URL, headers: Record<string, string>, gate: string) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "slow_echo", arguments: { gate }, task: {} },
+      }),
+    });
+    const taskId = /"taskId":"([^"]+)"/.exec(await response.text())?.[1];
+    if (taskId === undefined) throw new Error("no task created");
+    return taskId;
+  }
+
+  it("reads the task once while the session listens on no stream, and still ends with it", async () => {
+    const { store, reads, watching } = countingStore();
+    const s = stack(store);
+    const server = await startServer(s);
+    onTestFinished(() => server.close());
+    const headers = await session(server.url, "ivy");
+    const gate = new Gate();
+    s.gates.set("quiet", gate);
+    const taskId = await createTask(server.url, headers, "quiet");
+    await vi.waitFor(() => expect(reads.get(taskId)).toBe(1));
+    gate.open();
+    // The run and the notifier both stop watching once the task has ended.
+    await vi.waitFor(() => expect(watching.get(taskId)).toBe(0));
+    expect(reads.get(taskId)).toBe(1);
+    const owner = ownerFromHeader(new Request(server.url, { headers }));
+    expect((await s.service.get(owner, taskId)).status).toBe("completed");
+  });
+
+  it("follows the task once a stream opens after the task was created", async () => {
+    const { store } = countingStore();
+    const s = stack(store);
+    const server = await startServer(s);
+    onTestFinished(() => server.close());
+    const headers = await session(server.url, "jay");
+    const gate = new Gate();
+    s.gates.set("heard", gate);
+    const taskId = await createTask(server.url, headers, "heard");
+    const stream = await fetch(server.url, {
+      method: "GET",
+      headers: { ...headers, accept: "text/event-stream" },
+    });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    onTestFinished(() => void reader.cancel().catch(() => {}));
+    gate.open();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!/"status":"completed"/.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    expect(seen).toContain('"method":"notifications/tasks/status"');
+    expect(seen).toContain(`"taskId":"${taskId}"`);
   });
 });

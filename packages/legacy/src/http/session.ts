@@ -170,6 +170,7 @@ export class LegacySession implements TableSession {
         deps: this.#options.handlers,
         owner: this.owner,
         notify: (notification) => this.#notify(notification),
+        listening: () => this.#listening(),
         standaloneChannel: () => this.#standalone?.channel,
         reportError: (error) => this.#options.onError(error),
       },
@@ -182,11 +183,16 @@ export class LegacySession implements TableSession {
     this.#notifiers.set(task.taskId, notifier);
   }
 
+  /** Whether a notification reaches the client: the standalone stream is open or opening. */
+  #listening(): boolean {
+    return this.#standalone !== undefined || this.#standaloneOpening > 0;
+  }
+
   #notify(notification: SessionNotification): void {
     // Without a standalone stream, open or opening, the transport drops the notification
     // (this session keeps no event store), after validating it: 6 % of the CPU of a
     // task-creating `tools/call` whose client listens on no stream.
-    if (this.#standalone === undefined && this.#standaloneOpening === 0) return;
+    if (!this.#listening()) return;
     this.server.notification(notification as never).catch((error) => this.#options.onError(error));
   }
 
@@ -197,6 +203,7 @@ export class LegacySession implements TableSession {
    */
   standaloneOpening(): () => void {
     this.#standaloneOpening += 1;
+    for (const notifier of this.#notifiers.values()) notifier.listen();
     let done = false;
     return () => {
       if (done) return;
@@ -217,7 +224,10 @@ export class LegacySession implements TableSession {
       controller.abort();
     };
     this.#standalone = { channel, close };
-    for (const notifier of this.#notifiers.values()) notifier.reroute();
+    for (const notifier of this.#notifiers.values()) {
+      notifier.listen();
+      notifier.reroute();
+    }
     return close;
   }
 

@@ -1,4 +1,11 @@
-import { isTaskError, isTerminal, type Owner, type TaskRecord } from "@mcp-tasks/core";
+import {
+  isTaskError,
+  isTerminal,
+  type Owner,
+  type TaskChange,
+  type TaskRecord,
+  type Unsubscribe,
+} from "@mcp-tasks/core";
 import type { DeliveryChannel } from "../delivery-channel.js";
 import type { LegacyDeps } from "../handlers/deps.js";
 import { InputPump } from "../input-pump.js";
@@ -22,6 +29,8 @@ export interface NotifierSession {
   readonly deps: Pick<LegacyDeps, "service" | "runner" | "registry">;
   readonly owner: Owner;
   notify(notification: SessionNotification): void;
+  /** Whether notifications reach the client: its standalone stream is open or opening. */
+  listening(): boolean;
   /** The session's standalone (GET) stream, while one is open. */
   standaloneChannel(): DeliveryChannel | undefined;
   reportError(error: unknown): void;
@@ -32,6 +41,12 @@ export interface NotifierSession {
  * `notifications/tasks/status` per status change, progress (see {@link ProgressRelay}),
  * and the task's input requests on the session's standalone stream while no `tasks/result`
  * stream serves them. Ends by itself at the terminal status or when the task is gone.
+ *
+ * While nobody can hear it (the session has no standalone stream, open or opening) it reads
+ * the task once, then only waits on the change feed for the end: everything it would tell
+ * goes on that stream. Following read the task again at every change, two to four reads of
+ * the store for each task a session created. The session calls {@link listen} when a stream
+ * begins to open.
  */
 export class TaskNotifier {
   readonly #session: NotifierSession;
@@ -45,6 +60,11 @@ export class TaskNotifier {
   /** The client has asked about the task, so it can correlate side requests to it. */
   #acknowledged = false;
   #pump: { readonly channel: DeliveryChannel; readonly pump: InputPump } | undefined;
+  /** Waiting for the end without reading (see the class comment), until {@link listen}. */
+  #quiet:
+    | { readonly unwatch: Unsubscribe; readonly recheck: NodeJS.Timeout | undefined }
+    | undefined;
+  #ended = false;
 
   constructor(
     session: NotifierSession,
@@ -63,6 +83,14 @@ export class TaskNotifier {
         : new ProgressRelay(session.deps.runner, created.taskId, progressToken, (n) =>
             session.notify(n),
           );
+    if (session.listening()) void this.#follow();
+    else this.#waitForEnd();
+  }
+
+  /** The session's standalone stream is opening: follow the task from now on. */
+  listen(): void {
+    if (this.#quiet === undefined || this.#ended) return;
+    this.#stopWaiting();
     void this.#follow();
   }
 
@@ -86,6 +114,56 @@ export class TaskNotifier {
   stop(): void {
     this.#stop.abort(NOTIFIER_STOPPED);
     this.#progress?.stop();
+    if (this.#quiet !== undefined) this.#end(false);
+  }
+
+  /**
+   * Quiet: ends at a terminal or `deleted` change, without a read. One read when it begins
+   * (the task may have ended before the watch did) and one per recheck period (a change
+   * notification may be lost, e.g. across a database reconnect) catch what the feed missed.
+   */
+  #waitForEnd(): void {
+    const { deps } = this.#session;
+    const unwatch = deps.service.watch((change: TaskChange) => {
+      if (change.kind === "deleted" || isTerminal(change.status)) this.#end(true);
+    }, this.#taskId);
+    const every = deps.service.waitRecheckMs;
+    const recheck = every > 0 ? setInterval(() => this.#checkEnded(), every) : undefined;
+    recheck?.unref();
+    this.#quiet = { unwatch, recheck };
+    this.#checkEnded();
+  }
+
+  #checkEnded(): void {
+    const { deps, owner } = this.#session;
+    deps.service.get(owner, this.#taskId).then(
+      (record) => {
+        if (this.#quiet !== undefined && isTerminal(record.status)) this.#end(true);
+      },
+      (error: unknown) => {
+        if (this.#quiet === undefined || isTaskError(error, "store_unavailable")) return;
+        if (!isTaskError(error, "not_found_or_unauthorized")) this.#session.reportError(error);
+        this.#end(true);
+      },
+    );
+  }
+
+  #stopWaiting(): void {
+    const quiet = this.#quiet;
+    if (quiet === undefined) return;
+    this.#quiet = undefined;
+    quiet.unwatch();
+    if (quiet.recheck !== undefined) clearInterval(quiet.recheck);
+  }
+
+  /** Ends a quiet notifier; `finished`: the task ended or is gone, so its input keys go. */
+  #end(finished: boolean): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stopWaiting();
+    if (finished) this.#session.deps.registry.forget(this.#taskId);
+    this.stop();
+    this.#onEnd();
   }
 
   async #follow(): Promise<void> {
@@ -100,6 +178,7 @@ export class TaskNotifier {
         this.#session.reportError(error);
       }
     } finally {
+      this.#ended = true;
       this.stop();
       this.#onEnd();
     }
