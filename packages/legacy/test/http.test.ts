@@ -19,6 +19,65 @@ const HEADERS = {
   accept: "application/json, text/event-stream",
 };
 
+/** Posts a 2025-11-25 `initialize` as `who`. */
+function postInitialize(url: URL | string, who: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { ...HEADERS, "x-owner": who },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "0" },
+      },
+    }),
+  });
+}
+
+/** Opens an initialized 2025-11-25 session of `who`: the headers of its requests. */
+async function openSession(url: URL | string, who: string): Promise<Record<string, string>> {
+  const response = await postInitialize(url, who);
+  await response.text();
+  const headers = {
+    ...HEADERS,
+    "x-owner": who,
+    "mcp-session-id": response.headers.get("mcp-session-id") as string,
+    "mcp-protocol-version": "2025-11-25",
+  };
+  await fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  }).then((r) => r.text());
+  return headers;
+}
+
+/** Opens a session's standalone stream; it is cancelled when the test ends. */
+async function openStream(url: URL | string, headers: Record<string, string>) {
+  const stream = await fetch(url, {
+    method: "GET",
+    headers: { ...headers, accept: "text/event-stream" },
+  });
+  const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+  onTestFinished(() => void reader.cancel().catch(() => {}));
+  return reader;
+}
+
+/** What a stream carried up to a `completed` status (or its end). */
+async function readUntilCompleted(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  const decoder = new TextDecoder();
+  let seen = "";
+  while (!/"status":"completed"/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += decoder.decode(value, { stream: true });
+  }
+  return seen;
+}
+
 describe("createLegacyHandler sessions", () => {
   let fixture: StoreFixture;
   let legacy: LegacyHandler;
@@ -58,20 +117,7 @@ describe("createLegacyHandler sessions", () => {
   });
 
   async function initialize(who: string): Promise<string> {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { ...HEADERS, "x-owner": who },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "0" },
-        },
-      }),
-    });
+    const response = await postInitialize(url, who);
     const text = await response.text();
     expect(text).toContain('"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}');
     const id = response.headers.get("mcp-session-id");
@@ -342,24 +388,8 @@ describe("createLegacyHandler sessions", () => {
   });
 
   it("follows a task created on the lean path: its status reaches the session's stream", async () => {
-    const id = await initialize("iris");
-    const headers = {
-      ...HEADERS,
-      "x-owner": "iris",
-      "mcp-session-id": id,
-      "mcp-protocol-version": "2025-11-25",
-    };
-    await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-    }).then((r) => r.text());
-    const stream = await fetch(url, {
-      method: "GET",
-      headers: { ...headers, accept: "text/event-stream" },
-    });
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    onTestFinished(() => void reader.cancel().catch(() => {}));
+    const headers = await openSession(url, "iris");
+    const reader = await openStream(url, headers);
     const gate = new Gate();
     gates.set("notify", gate);
     const answer = await legacy.answerDirect({
@@ -375,13 +405,7 @@ describe("createLegacyHandler sessions", () => {
     const taskId = /"taskId":"([^"]+)"/.exec(answer?.body ?? "")?.[1] as string;
     expect(taskId).toBeTruthy();
     gate.open();
-    const decoder = new TextDecoder();
-    let seen = "";
-    while (!/"status":"completed"/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += decoder.decode(value, { stream: true });
-    }
+    const seen = await readUntilCompleted(reader);
     expect(seen).toContain('"method":"notifications/tasks/status"');
     expect(seen).toContain(`"taskId":"${taskId}"`);
   });
@@ -421,27 +445,7 @@ describe("a session's tools/call refused by the store's quota", () => {
     });
     s.gates.set("quota", new Gate());
     const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
-    const init = await fetch(url, {
-      method: "POST",
-      headers: { ...HEADERS, "x-owner": "jo" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "0" },
-        },
-      }),
-    });
-    await init.text();
-    const headers = {
-      ...HEADERS,
-      "x-owner": "jo",
-      "mcp-session-id": init.headers.get("mcp-session-id") as string,
-      "mcp-protocol-version": "2025-11-25",
-    };
+    const headers = await openSession(url, "jo");
     const body = {
       jsonrpc: "2.0",
       id: 3,
@@ -499,36 +503,6 @@ describe("a session's notifier of a task the session created", () => {
     return { store: store as TaskStore, reads, watching };
   }
 
-  async function session(url: URL, who: string): Promise<Record<string, string>> {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { ...HEADERS, "x-owner": who },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "0" },
-        },
-      }),
-    });
-    await response.text();
-    const headers = {
-      ...HEADERS,
-      "x-owner": who,
-      "mcp-session-id": response.headers.get("mcp-session-id") as string,
-      "mcp-protocol-version": "2025-11-25",
-    };
-    await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-    }).then((r) => r.text());
-    return headers;
-  }
-
   async function createTask(url: URL, headers: Record<string, string>, gate: string) {
     const response = await fetch(url, {
       method: "POST",
@@ -550,7 +524,7 @@ describe("a session's notifier of a task the session created", () => {
     const s = stack(store);
     const server = await startServer(s);
     onTestFinished(() => server.close());
-    const headers = await session(server.url, "ivy");
+    const headers = await openSession(server.url, "ivy");
     const gate = new Gate();
     s.gates.set("quiet", gate);
     const taskId = await createTask(server.url, headers, "quiet");
@@ -568,24 +542,13 @@ describe("a session's notifier of a task the session created", () => {
     const s = stack(store);
     const server = await startServer(s);
     onTestFinished(() => server.close());
-    const headers = await session(server.url, "jay");
+    const headers = await openSession(server.url, "jay");
     const gate = new Gate();
     s.gates.set("heard", gate);
     const taskId = await createTask(server.url, headers, "heard");
-    const stream = await fetch(server.url, {
-      method: "GET",
-      headers: { ...headers, accept: "text/event-stream" },
-    });
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    onTestFinished(() => void reader.cancel().catch(() => {}));
+    const reader = await openStream(server.url, headers);
     gate.open();
-    const decoder = new TextDecoder();
-    let seen = "";
-    while (!/"status":"completed"/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += decoder.decode(value, { stream: true });
-    }
+    const seen = await readUntilCompleted(reader);
     expect(seen).toContain('"method":"notifications/tasks/status"');
     expect(seen).toContain(`"taskId":"${taskId}"`);
   });
