@@ -44,9 +44,8 @@ export interface NotifierSession {
  *
  * While nobody can hear it (the session has no standalone stream, open or opening) it reads
  * the task once, then only waits on the change feed for the end: everything it would tell
- * goes on that stream. Following read the task again at every change, two to four reads of
- * the store for each task a session created. The session calls {@link listen} when a stream
- * begins to open.
+ * goes on that stream, and following re-reads the task at every change (two to four store
+ * reads per task). The session calls {@link listen} when a stream begins to open.
  */
 export class TaskNotifier {
   readonly #session: NotifierSession;
