@@ -34,90 +34,193 @@ export interface FollowSource {
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 2_000;
 
+/** What {@link subscribeToTask} tells its subscriber. */
+export interface TaskSubscriber {
+  /**
+   * A newer version of the task. A returned promise holds the next read back until it
+   * settles (the subscriber is not ready for more); nothing is read for it meanwhile.
+   */
+  record(task: TaskRecord): void | Promise<void>;
+  /**
+   * The subscription ended by itself: after the terminal record (`failed` false), or with
+   * a non-transient error such as `not_found_or_unauthorized`. Never called once the
+   * subscription was stopped, nor synchronously from {@link subscribeToTask}.
+   */
+  end(failed: boolean, error?: unknown): void;
+}
+
 /**
- * The one "watch, then re-read" loop: yields the task's records as they change, each
- * version at most once and in increasing order. A burst of changes during a read costs
- * one more read, not one per change. It ends after yielding a terminal record; throws
- * `not_found_or_unauthorized` when the task is gone (deleted, expired or never the
- * caller's), `signal.reason` when aborted, and any non-transient error. Through
- * `store_unavailable` it keeps retrying (100 ms doubling to 2 s, or sooner on a change), so
- * a brief database outage delays what it yields but never ends it.
+ * The one "watch, then re-read" loop, told through callbacks: the task's records as they
+ * change, each version at most once and in increasing order. A burst of changes during a
+ * read costs one more read, not one per change. It ends after the terminal record, or
+ * with `not_found_or_unauthorized` when the task is gone (deleted, expired or never the
+ * caller's), or with any non-transient error. Through `store_unavailable` it keeps retrying
+ * (100 ms doubling to 2 s, or sooner on a change), so a brief database outage delays what
+ * it tells but never ends it. Without a signal, promise or generator of its own, a run pays
+ * little to watch its task (see `Run`); {@link followTask} is this loop as an iterable.
+ * Returns what stops it.
+ */
+export function subscribeToTask(
+  source: FollowSource,
+  options: Omit<FollowOptions, "signal"> & { readonly recheckMs: number },
+  subscriber: TaskSubscriber,
+): Unsubscribe {
+  const { wakeOn, after, recheckMs } = options;
+  if (after !== undefined && isTerminal(after.status)) {
+    let stopped = false;
+    queueMicrotask(() => {
+      if (!stopped) subscriber.end(false);
+    });
+    return () => {
+      stopped = true;
+    };
+  }
+  let seen = after?.version ?? -1;
+  // Whether something may have changed since the last read.
+  let dirty = after === undefined;
+  let reading = false;
+  let stopped = false;
+  let retryMs = RETRY_FIRST_MS;
+  // The recheck timer, or the retry timer while `retrying`.
+  let timer: NodeJS.Timeout | undefined;
+  let retrying = false;
+
+  const arm = (ms: number, retry: boolean) => {
+    retrying = retry;
+    if (ms <= 0) return;
+    timer = setTimeout(onTimer, ms);
+    timer.unref();
+  };
+  const disarm = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    retrying = false;
+  };
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    unsubscribe();
+    disarm();
+  };
+  const readIfDirty = () => {
+    if (stopped || reading || !dirty || retrying) return;
+    dirty = false;
+    reading = true;
+    disarm();
+    source.read().then(onRecord, onError);
+  };
+  const settled = () => {
+    reading = false;
+    if (stopped) return;
+    if (dirty) readIfDirty();
+    else arm(recheckMs, false);
+  };
+  function onTimer(): void {
+    timer = undefined;
+    retrying = false;
+    // The recheck or the retry: either way, read again.
+    dirty = true;
+    readIfDirty();
+  }
+  function onRecord(record: TaskRecord): void {
+    if (stopped) return;
+    retryMs = RETRY_FIRST_MS;
+    if (record.version <= seen) {
+      settled();
+      return;
+    }
+    seen = record.version;
+    if (isTerminal(record.status)) {
+      stop();
+      void subscriber.record(record);
+      subscriber.end(false);
+      return;
+    }
+    const held = subscriber.record(record);
+    if (held === undefined) settled();
+    else held.then(settled, settled);
+  }
+  function onError(error: unknown): void {
+    reading = false;
+    if (stopped) return;
+    if (!isTaskError(error, "store_unavailable")) {
+      stop();
+      subscriber.end(true, error);
+      return;
+    }
+    dirty = true;
+    arm(retryMs, true);
+    retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+  }
+  // Subscribe before the first read, so no change can fall between the two.
+  const unsubscribe = source.watch((change) => {
+    if (stopped || (wakeOn !== undefined && !wakeOn(change))) return;
+    dirty = true;
+    // A change ends a retry's wait early; it does not interrupt a read in flight.
+    if (retrying) disarm();
+    readIfDirty();
+  });
+  if (dirty) readIfDirty();
+  else arm(recheckMs, false);
+  return stop;
+}
+
+/**
+ * {@link subscribeToTask} as an async iterable: yields the task's records as they change
+ * (the next read waits until the consumer asks for more), ends after yielding a terminal
+ * record; throws `not_found_or_unauthorized` when the task is gone, `signal.reason` when
+ * aborted, and any non-transient error. Through `store_unavailable` it keeps retrying.
  */
 export async function* followTask(
   source: FollowSource,
   options: FollowOptions & { readonly recheckMs: number },
 ): AsyncGenerator<TaskRecord, void, undefined> {
-  const { signal, wakeOn, after, recheckMs } = options;
+  const { signal } = options;
   signal?.throwIfAborted();
-  if (after !== undefined && isTerminal(after.status)) return;
-  let seen = after?.version ?? -1;
-  // Whether something may have changed since the last read.
-  let dirty = after === undefined;
+  type Told =
+    | { readonly record: TaskRecord; readonly taken: () => void }
+    | { readonly ended: true; readonly failed: boolean; readonly error: unknown };
+  const told: Told[] = [];
   let wake: (() => void) | undefined;
   const poke = () => {
     const w = wake;
     wake = undefined;
     w?.();
   };
-  // Subscribe before the first read, so no change can fall between the two.
-  const unsubscribe = source.watch((change) => {
-    if (wakeOn !== undefined && !wakeOn(change)) return;
-    dirty = true;
-    poke();
+  const unsubscribe = subscribeToTask(source, options, {
+    record: (record) =>
+      new Promise<void>((taken) => {
+        told.push({ record, taken });
+        poke();
+      }),
+    end: (failed, error) => {
+      told.push({ ended: true, failed, error });
+      poke();
+    },
   });
   signal?.addEventListener("abort", poke);
-  let retryMs = RETRY_FIRST_MS;
   try {
     for (;;) {
       signal?.throwIfAborted();
-      if (dirty) {
-        dirty = false;
-        let record: TaskRecord;
-        try {
-          record = await source.read();
-        } catch (error) {
-          if (!isTaskError(error, "store_unavailable")) throw error;
-          dirty = true;
-          await sleep(retryMs, (w) => {
-            wake = w;
-          });
-          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
-          continue;
-        }
-        retryMs = RETRY_FIRST_MS;
-        if (record.version > seen) {
-          seen = record.version;
-          yield record;
-          if (isTerminal(record.status)) return;
-        }
+      const next = told.shift();
+      if (next === undefined) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
         continue;
       }
-      await sleep(recheckMs, (w) => {
-        wake = w;
-      });
-      // Woken by the timer or by a change: either way, read again.
-      dirty = true;
+      if ("ended" in next) {
+        if (next.failed) throw next.error;
+        return;
+      }
+      yield next.record;
+      next.taken();
     }
   } finally {
     wake = undefined;
     unsubscribe();
     signal?.removeEventListener("abort", poke);
   }
-}
-
-/** Waits `ms` (forever when 0), or until the installed waker is called. */
-function sleep(ms: number, install: (wake: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
-    install(() => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve();
-    });
-    if (ms > 0) {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }
-  });
 }
 
 /**

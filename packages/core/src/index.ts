@@ -30,7 +30,7 @@ export {
   QUEUED_OWNER_LIMIT_MESSAGE,
   queuedAheadMessage,
 } from "./fairness.js";
-export type { FollowOptions } from "./follow.js";
+export type { FollowOptions, TaskSubscriber } from "./follow.js";
 export {
   type BoundHandlers,
   bindHandlers,

@@ -5,9 +5,6 @@
 
 import type { TaskStatus } from "./task.js";
 
-/** Why a run stops following its task: the handler returned (or threw). */
-export const HANDLER_RETURNED = Object.freeze(new Error("the handler returned"));
-
 /** The error a cancelled handler's signal carries. */
 export class TaskCancelledError extends Error {
   override readonly name = "AbortError";

@@ -1,6 +1,13 @@
 import type { Tracer } from "@opentelemetry/api";
 import { taskErrors } from "./errors.js";
-import { type FollowOptions, firstMatching, followTask } from "./follow.js";
+import {
+  type FollowOptions,
+  type FollowSource,
+  firstMatching,
+  followTask,
+  subscribeToTask,
+  type TaskSubscriber,
+} from "./follow.js";
 import { createIdGenerator, type IdGenerator } from "./ids.js";
 import type { SubmitInputResult, TakeInputResult } from "./lifecycle.js";
 import {
@@ -272,12 +279,35 @@ export class TaskService {
     taskId: string,
     options: FollowOptions = {},
   ): AsyncGenerator<TaskRecord, void, undefined> {
-    return followTask(
-      {
-        read: () => this.get(caller, taskId),
-        watch: (listener) => this.#store.watch(listener, taskId),
-      },
+    return followTask(this.#followSource(caller, taskId), {
+      ...options,
+      recheckMs: options.recheckMs ?? this.#waitRecheckMs,
+    });
+  }
+
+  /** One task as the caller may read it, and its change feed. */
+  #followSource(caller: Owner, taskId: string): FollowSource {
+    return {
+      read: () => this.get(caller, taskId),
+      watch: (listener) => this.#store.watch(listener, taskId),
+    };
+  }
+
+  /**
+   * {@link follow} told through callbacks, for a caller that pays for every promise: the
+   * subscriber hears each newer record and the end. Returns what stops it. See
+   * {@link subscribeToTask}.
+   */
+  subscribe(
+    caller: Owner,
+    taskId: string,
+    subscriber: TaskSubscriber,
+    options: Omit<FollowOptions, "signal"> = {},
+  ): Unsubscribe {
+    return subscribeToTask(
+      this.#followSource(caller, taskId),
       { ...options, recheckMs: options.recheckMs ?? this.#waitRecheckMs },
+      subscriber,
     );
   }
 

@@ -19,7 +19,7 @@ export {
   underRunningLimit,
   validateOwnerLimits,
 } from "./fairness.js";
-export { type FollowSource, followTask } from "./follow.js";
+export { type FollowSource, followTask, subscribeToTask } from "./follow.js";
 export {
   MAX_LEASE_HOLDER_LENGTH,
   validateClaim,

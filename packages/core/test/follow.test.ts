@@ -205,3 +205,58 @@ describe("TaskService.follow", () => {
     await expect(waiting).rejects.toMatchObject({ code: "invalid_transition" });
   });
 });
+
+describe("TaskService.subscribe", () => {
+  it("tells each newer record and the end; once stopped it tells nothing more", async () => {
+    const { store, state } = flakyStore();
+    const service = new TaskService({ store, waitRecheckMs: 0 });
+    const t = await service.create(alice, { era: "2026-07-28", request });
+    const told: string[] = [];
+    const stopped: string[] = [];
+    service.subscribe(alice, t.taskId, {
+      record: (task) => void told.push(`${task.status}@${task.version}`),
+      end: (failed) => void told.push(failed ? "failed" : "end"),
+    });
+    const stop = service.subscribe(
+      alice,
+      t.taskId,
+      {
+        record: (task) => void stopped.push(task.status),
+        end: () => void stopped.push("end"),
+      },
+      { after: t },
+    );
+    await vi.waitFor(() => expect(told).toHaveLength(1), SETTLE);
+    await service.setStatusMessage(alice, t.taskId, "half way");
+    await vi.waitFor(() => expect(told).toHaveLength(2), SETTLE);
+    expect(stopped).toEqual(["working"]);
+    stop();
+    const readsAfterStop = state.reads;
+    await service.complete(alice, t.taskId, { content: [] });
+    await vi.waitFor(() => expect(told.at(-1)).toBe("end"), SETTLE);
+    expect(told).toEqual([
+      `working@${t.version}`,
+      `working@${t.version + 1}`,
+      `completed@${t.version + 2}`,
+      "end",
+    ]);
+    // Only the first subscription read the completed task; the stopped one heard nothing.
+    expect(state.reads - readsAfterStop).toBe(1);
+    expect(stopped).toEqual(["working"]);
+  });
+
+  it("ends, failed, with not_found_or_unauthorized when the task is deleted", async () => {
+    const service = new TaskService({ store: new ReferenceTaskStore(), waitRecheckMs: 0 });
+    const t = await service.create(alice, { era: "2026-07-28", request });
+    const ended = new Promise<unknown>((resolve) => {
+      service.subscribe(
+        alice,
+        t.taskId,
+        { record: () => {}, end: (failed, error) => resolve(failed ? error : "no error") },
+        { after: t },
+      );
+    });
+    await service.delete(alice, t.taskId);
+    await expect(ended).resolves.toMatchObject({ code: "not_found_or_unauthorized" });
+  });
+});
