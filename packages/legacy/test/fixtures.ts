@@ -4,6 +4,7 @@ import {
   type Owner,
   owner,
   TaskRunner,
+  type TaskRunnerOptions,
   TaskService,
   type TaskStore,
   type ToolDefinition,
@@ -234,13 +235,17 @@ export interface Stack {
   readonly tools: ToolDefinition[];
 }
 
-export function stack(store: TaskStore, serviceOptions: { maxTtlMs?: number } = {}): Stack {
+export function stack(
+  store: TaskStore,
+  serviceOptions: { maxTtlMs?: number } = {},
+  runnerOptions: Pick<TaskRunnerOptions, "maxRunningPerOwner"> = {},
+): Stack {
   const service = new TaskService({
     store,
     pollIntervalMs: 20,
     ttl: { defaultTtlMs: 60_000, maxTtlMs: serviceOptions.maxTtlMs ?? 3_600_000 },
   });
-  const runner = new TaskRunner({ service, onError: () => {} });
+  const runner = new TaskRunner({ service, onError: () => {}, ...runnerOptions });
   const gates = new Map<string, Gate>();
   return { service, runner, gates, tools: fixtureTools(gates) };
 }
