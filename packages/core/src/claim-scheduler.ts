@@ -84,6 +84,14 @@ export class ClaimScheduler {
   #retryWakeTimes: number[] = [];
   /** Wakes claiming at the first of {@link #retryWakeTimes}. */
   #retryWakeTimer: NodeJS.Timeout | undefined;
+  /** Claim statements started so far. */
+  #claimsStarted = 0;
+  /**
+   * Runs that ended here under a per-owner cap, by owner key, with how many claims had
+   * started when each ended: until a claim started after it returns, the freed place under
+   * the owner's cap is that claim's (see {@link roomForCreate}).
+   */
+  #endedRuns: { readonly key: string; readonly claimsStarted: number }[] = [];
   /** Tasks claimed from the queue so far. */
   claimed = 0;
 
@@ -129,6 +137,7 @@ export class ClaimScheduler {
     if (this.#retryWakeTimer !== undefined) clearTimeout(this.#retryWakeTimer);
     this.#retryWakeTimer = undefined;
     this.#retryWakeTimes = [];
+    this.#endedRuns = [];
   }
 
   /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
@@ -139,13 +148,17 @@ export class ClaimScheduler {
   }
 
   /**
-   * A run ended: its slot is free. Under a per-owner cap, a short claim does not mean the
-   * queue is empty (owners at their cap were left out), and this run's end may have put
-   * its owner back under its cap: a sign of claimable work.
+   * A run of `owner` ended: its slot is free. Under a per-owner cap, a short claim does not
+   * mean the queue is empty (owners at their cap were left out), and this run's end may
+   * have put its owner back under its cap: a sign of claimable work. The place it freed
+   * under the cap is the next claim's, so the owner's queued tasks run first.
    */
-  runEnded(): void {
-    if (this.#o.ownerLimits.maxRunningPerOwner !== undefined) this.workMayBeQueued();
-    else this.wake();
+  runEnded(owner: Owner): void {
+    if (this.#o.ownerLimits.maxRunningPerOwner === undefined) return this.wake();
+    // Only while claims go out: nothing else would free the place again.
+    if (this.#claiming && this.#o.tools.size > 0)
+      this.#endedRuns.push({ key: ownerKey(owner), claimsStarted: this.#claimsStarted });
+    this.workMayBeQueued();
   }
 
   /**
@@ -199,9 +212,16 @@ export class ClaimScheduler {
    * flight that asked for a lease included: the store would create the task queued anyway,
    * and asking it for a lease would only serialise the create with the claims (on
    * PostgreSQL, under the claim lock) to find that out.
+   *
+   * A run of the owner that ended here counts too, until a claim sent after its end returns,
+   * when the task is one a claim can take (`claimable`: its tool is registered here): that
+   * claim takes the place it freed, for the oldest of the owner's queued tasks. Asking
+   * for a lease meanwhile, a create would take that place ahead of them, and under one
+   * owner's flood most such creates lost the race to the claim and came back queued
+   * anyway, each after the claim lock.
    */
-  roomForCreate(owner: Owner): number {
-    if (this.#atCapHere(owner, true)) return 0;
+  roomForCreate(owner: Owner, claimable: boolean): number {
+    if (this.#atCapHere(owner, true, claimable)) return 0;
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;
@@ -211,12 +231,14 @@ export class ClaimScheduler {
    * Whether this node alone already runs `owner`'s limit of tasks (`withCreates`: its
    * creates in flight that asked for a lease included). The store counts at least these.
    */
-  #atCapHere(owner: Owner, withCreates: boolean): boolean {
+  #atCapHere(owner: Owner, withCreates: boolean, withEndedRuns = false): boolean {
     const cap = this.#o.ownerLimits.maxRunningPerOwner;
     if (cap === undefined) return false;
     const key = ownerKey(owner);
     const creating = withCreates ? (this.#creatingByOwner.get(key) ?? 0) : 0;
-    return this.#o.slots.countedFor(key) + creating >= cap;
+    let ended = 0;
+    if (withEndedRuns) for (const run of this.#endedRuns) if (run.key === key) ended += 1;
+    return this.#o.slots.countedFor(key) + creating + ended >= cap;
   }
 
   /**
@@ -261,6 +283,7 @@ export class ClaimScheduler {
     const o = this.#o;
     this.#claimsInFlight += 1;
     this.#reservedSlots += room;
+    const started = ++this.#claimsStarted;
     const signalsBefore = this.#queuedWorkSignals;
     let claimed: TaskRecord[] = [];
     try {
@@ -275,6 +298,10 @@ export class ClaimScheduler {
     } finally {
       this.#claimsInFlight -= 1;
       this.#reservedSlots -= room;
+      // The places freed by runs that ended before this claim started were its to take.
+      if (this.#endedRuns.length > 0) {
+        this.#endedRuns = this.#endedRuns.filter((run) => run.claimsStarted >= started);
+      }
     }
     this.claimed += claimed.length;
     // Creates may have taken slots this claim reserved (see roomForCreate): the tasks that

@@ -186,7 +186,8 @@ export class TaskRunner {
     // Creation waits for nothing else (no claim in flight, no scan): see roomForCreate.
     const runHere =
       handler !== undefined &&
-      (!queues || (this.#claims.claiming && this.#claims.roomForCreate(caller) > 0));
+      (!queues ||
+        (this.#claims.claiming && this.#claims.roomForCreate(caller, tool !== undefined) > 0));
     // The slot is this task's while it is created, so no claim takes it meanwhile.
     const releaseSlot = queues && runHere ? this.#claims.reserveForCreate(caller) : undefined;
     // Or created queued: its own `queued` change may be no sign of claimable work.
@@ -293,7 +294,7 @@ export class TaskRunner {
     run.done = run.execute().finally(() => {
       this.#slots.remove(run);
       // A slot came free: look for queued work.
-      this.#claims.runEnded();
+      this.#claims.runEnded(record.owner);
     });
   }
 }

@@ -1077,6 +1077,73 @@ describe("durable execution", () => {
       expect(claims).toEqual([0, 2, 1, 0]);
     });
 
+    it("the place a run's end frees under its owner's cap goes to the owner's oldest queued task, not to a create racing the claim", async () => {
+      const store = new ReferenceTaskStore();
+      const leased = leaseRecording(store);
+      // Claims wait at a gate while it is armed; `claimsEntered` counts those that began.
+      let claimGate: ReturnType<typeof gate> | null = null;
+      let claimsEntered = 0;
+      const claim = store.claim.bind(store);
+      store.claim = async (holder, options) => {
+        claimsEntered += 1;
+        await claimGate?.opened;
+        return claim(holder, options);
+      };
+      // Each task's handler waits for its own gate, by the task's argument `n`.
+      const gates = new Map<number, ReturnType<typeof gate>>();
+      const gateOf = (n: number) => {
+        if (!gates.has(n)) gates.set(n, gate());
+        return gates.get(n)!;
+      };
+      const job = tool("job", async (args) => {
+        await gateOf(Number(args.n)).opened;
+        return text("ok");
+      });
+      const { service, runner } = node(store, {
+        tools: [job],
+        concurrency: 8,
+        maxRunningPerOwner: 2,
+        scanIntervalMs: 60_000,
+      });
+      const start = (n: number) =>
+        runner.start(alice, { era, request: { toolName: "job", arguments: { n } } });
+      await until(
+        async () => claimsEntered,
+        (n) => n === 1,
+      ); // the first claim found the queue empty
+      const [first, second] = [await start(1), await start(2)];
+      const oldest = await start(3);
+      expect([first, second, oldest].map((t) => t.execution.holder)).toEqual([
+        runner.holder,
+        runner.holder,
+        null,
+      ]);
+      // The first run ends; the claim its end wakes is held on its way to the store.
+      claimGate = gate();
+      gateOf(1).open();
+      await until(
+        async () => claimsEntered,
+        (n) => n === 2,
+      );
+      // A create meanwhile: the owner is under its cap in the store, but the freed place is
+      // the claim's. Without the claim lock's detour, it is created queued behind the oldest.
+      const newest = await start(4);
+      expect(newest.execution.holder).toBeNull();
+      expect(leased).toEqual([true, true, false, false]);
+      claimGate.open();
+      await until(
+        () => service.get(alice, oldest.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      // The cap is held by the second task and the oldest queued one: the newest waits.
+      expect((await service.get(alice, newest.taskId)).execution.holder).toBeNull();
+      for (const n of [2, 3, 4]) gateOf(n).open();
+      await until(
+        () => service.get(alice, newest.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
     it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
       const store = new ReferenceTaskStore();
       const leased = leaseRecording(store);
