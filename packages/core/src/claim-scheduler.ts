@@ -154,10 +154,14 @@ export class ClaimScheduler {
    * under the cap is the next claim's, so the owner's queued tasks run first.
    */
   runEnded(owner: Owner): void {
-    if (this.#o.ownerLimits.maxRunningPerOwner === undefined) return this.wake();
+    if (this.#o.ownerLimits.maxRunningPerOwner === undefined) {
+      this.wake();
+      return;
+    }
     // Only while claims go out: nothing else would free the place again.
-    if (this.#claiming && this.#o.tools.size > 0)
+    if (this.#claiming && this.#o.tools.size > 0) {
       this.#endedRuns.push({ key: ownerKey(owner), claimsStarted: this.#claimsStarted });
+    }
     this.workMayBeQueued();
   }
 
