@@ -104,6 +104,11 @@ export class ClaimScheduler {
     return this.#claiming;
   }
 
+  /** Whether claims go out: this node claims, and has tools to claim tasks of. */
+  get #claimsGoOut(): boolean {
+    return this.#claiming && this.#o.tools.size > 0;
+  }
+
   /** Starts claiming: woken by the change feed, and by a periodic scan. */
   start(): void {
     const { service } = this.#o;
@@ -159,7 +164,7 @@ export class ClaimScheduler {
       return;
     }
     // Only while claims go out: nothing else would free the place again.
-    if (this.#claiming && this.#o.tools.size > 0) {
+    if (this.#claimsGoOut) {
       this.#endedRuns.push({ key: ownerKey(owner), claimsStarted: this.#claimsStarted });
     }
     this.workMayBeQueued();
@@ -186,7 +191,7 @@ export class ClaimScheduler {
   }
 
   #wakeNow(): void {
-    if (!this.#claiming || this.#o.tools.size === 0 || this.#queueSeenEmpty) return;
+    if (!this.#claimsGoOut || this.#queueSeenEmpty) return;
     const room = this.#room();
     if (room <= 0) return; // a finishing run wakes claiming again
     const inFlight = this.#claimsInFlight;
