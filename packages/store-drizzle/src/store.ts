@@ -24,6 +24,7 @@ import { ChangeRelay } from "./change-relay.js";
 import { CreateBatcher } from "./create-batching.js";
 import type { Executor, Query, Row } from "./executor.js";
 import type { BatchedNotifier, Subscribe } from "./feed.js";
+import { GetBatcher } from "./get-batching.js";
 import type { StoreContext } from "./operations/context.js";
 import { create } from "./operations/create.js";
 import { cleanupExpired, deleteTask } from "./operations/housekeeping.js";
@@ -103,7 +104,12 @@ export class DrizzleTaskStore implements TaskQueueStore {
       settings,
       plans,
       runner,
-      reads: backend.reads ?? backend.executor.query,
+      gets: new GetBatcher(
+        runner,
+        plans,
+        backend.reads ?? backend.executor.query,
+        settings.timeoutMs,
+      ),
       relay,
       creates: new CreateBatcher(runner, plans, now, settings.timeoutMs),
       settles: new SettleBatcher(runner, plans, now, settings.timeoutMs),

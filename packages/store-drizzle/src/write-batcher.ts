@@ -1,7 +1,8 @@
 /*
- * Group commit for writes of one kind: the writes submitted during one event-loop turn leave
- * together as one statement, so a burst of them (a claimed batch of tasks finishing at once,
- * say) costs the database one statement, one commit and one round trip instead of one each.
+ * Group commit for writes of one kind (and the same grouping for gets, see `get-batching.ts`):
+ * the writes submitted during one event-loop turn leave together as one statement, so a
+ * burst of them (a claimed batch of tasks finishing at once, say) costs the database one
+ * statement, one commit and one round trip instead of one each.
  * At most `maxInFlight` batches are out at once; what arrives meanwhile waits for the next.
  * A lone write waits one turn (`setImmediate`) at most, so nothing is added at low load,
  * and under load the batches grow by themselves as the statements take longer.

@@ -71,6 +71,34 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     expect(types).not.toContain("Seq Scan on mcp_tasks");
   });
 
+  it("on the store's own connections, the batched get finds its rows through the primary key, even on a small table", async () => {
+    const schema = await migratedSchema();
+    const store = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      poolSize: 1,
+      readPoolSize: 0,
+    });
+    closers.push(() => store.close());
+    for (let i = 0; i < 40; i++) await store.create(newTask(`t${i}`), ALICE);
+    await store.query(`ANALYZE "${schema}".mcp_tasks`);
+    const { getMany } = buildPlans({
+      table: `"${schema}"."mcp_tasks"`,
+      usageTable: `"${schema}"."mcp_task_usage"`,
+      notify: { channel: null, origin: "abcdefgh" },
+      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+      restartGraceMs: 0,
+    });
+    const gets = ["t1", "t2"].map((id, i) => ({ i, id, o: ALICE.ownerKey, u: false, n: null }));
+    // Custom-planned for these two ids, whatever the planner makes of the JSON.
+    const [row] = await store.query(`EXPLAIN (FORMAT JSON) ${getMany.text}`, [
+      JSON.stringify(gets),
+    ]);
+    const types = nodeTypes(row?.["QUERY PLAN"]);
+    expect(JSON.stringify(row?.["QUERY PLAN"])).toContain('"Index Name":"mcp_tasks_pkey"');
+    expect(types).not.toContain("Seq Scan on mcp_tasks");
+  });
+
   it("on the application's connection, the claim's generic plan made on an empty table stays on the indexes", async () => {
     const schema = await migratedSchema();
     const sql = applicationConnection();

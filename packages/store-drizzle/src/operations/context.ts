@@ -1,6 +1,6 @@
 import type { ChangeRelay } from "../change-relay.js";
 import type { CreateBatcher } from "../create-batching.js";
-import type { Query } from "../executor.js";
+import type { GetBatcher } from "../get-batching.js";
 import type { StoreSettings } from "../options.js";
 import type { Plans } from "../plans/index.js";
 import type { SettleBatcher } from "../settle-batching.js";
@@ -17,8 +17,8 @@ export interface StoreContext {
   readonly settings: StoreSettings;
   readonly plans: Plans;
   readonly runner: StatementRunner;
-  /** Where `get` runs (a read pool, or the executor). */
-  readonly reads: Query;
+  /** `get`, batched, on the read pool (or the executor). */
+  readonly gets: GetBatcher;
   readonly relay: ChangeRelay;
   readonly creates: CreateBatcher;
   readonly settles: SettleBatcher;

@@ -22,13 +22,9 @@ export async function get(
   taskId: string,
   scope: OwnerScope,
 ): Promise<TaskRecord> {
-  const rows = await ctx.runner.run(
-    "get",
-    ctx.plans.get(byId(taskId, scope, ctx.now())),
-    ctx.reads,
-  );
-  if (rows[0] === undefined) throw taskErrors.notFound(taskId);
-  return toRecord(rows[0]);
+  const row = await ctx.gets.submit(byId(taskId, scope, ctx.now()));
+  if (row === undefined) throw taskErrors.notFound(taskId);
+  return toRecord(row);
 }
 
 export async function list(

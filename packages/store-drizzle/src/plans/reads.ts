@@ -31,6 +31,25 @@ export interface NewestInput {
 /** The input of `listNewestAcrossOwners`: {@link NewestInput} for every owner. */
 export type AcrossOwnersInput = Omit<NewestInput, "ownerKey" | "withUnowned">;
 
+/** The input of `getMany`: the gets of one moment, each in its own scope. */
+export interface GetManyInput {
+  /** The gets, a JSON array (see {@link getBatchJson}). */
+  readonly gets: string;
+}
+
+/**
+ * `getMany`'s `gets`: each with `i` its position in the batch, `id`, `o` the scope's owner
+ * key, `u` whether the scope includes unowned tasks, and `n` its injected clock's time (ms)
+ * or null for the database clock.
+ */
+export function getBatchJson(gets: readonly ById[]): string {
+  const json = gets.map(
+    ({ id, ownerKey, includeUnowned, now }, i) =>
+      `{"i":${i},"id":${JSON.stringify(id)},"o":${JSON.stringify(ownerKey)},"u":${includeUnowned},"n":${now ?? "null"}}`,
+  );
+  return `[${json.join(",")}]`;
+}
+
 /** The input of `getAcrossOwners`: the operator's read, whoever owns the task. */
 export interface GetAcrossOwnersInput {
   readonly id: string;
@@ -92,6 +111,21 @@ export function readPlans({ table: T }: PlanContext) {
       BY_ID,
       (p) =>
         `SELECT ${cols("t")} FROM ${T} AS t WHERE t.id = ${p.id} AND ${inScope(p)} AND ${live(p)}`,
+    ),
+    /**
+     * Several gets in one statement (the store batches them; see `get-batching.ts`): each
+     * row is `get`'s for its own id, scope and time, with `i` its position in the batch; a
+     * get that finds nothing returns no row. The ids also reach the table as an array, so the
+     * rows are found through the primary key whatever the planner makes of the JSON.
+     */
+    getMany: plan<GetManyInput>(
+      ["gets"],
+      (p) => `SELECT v.i, ${cols("t")}
+  FROM jsonb_to_recordset(${p.gets}::text::jsonb) AS v(i integer, id text, o text, u boolean, n float8)
+  JOIN ${T} AS t ON t.id = v.id
+  WHERE t.id = ANY(ARRAY(SELECT x ->> 'id' FROM jsonb_array_elements(${p.gets}::text::jsonb) AS x))
+    AND (t.owner_key = v.o OR (v.u AND t.owner_key = ''))
+    AND (t.expires_at IS NULL OR t.expires_at > ${nowOf("v.n")})`,
     ),
     list: (input: ListInput): Statement =>
       input.withUnowned ? listWithUnowned(input) : listOwn(input),
