@@ -32,10 +32,9 @@ export class GetBatcher {
         reads,
       );
       const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
-      for (const row of rows) {
-        const { i, ...rest } = row;
-        byPosition[i as number] = rest;
-      }
+      // The row keeps its `i` (records are read by column name): copying a row without it
+      // (`{ i, ...rest }`) was a twentieth of this process's time in the queue benchmark.
+      for (const row of rows) byPosition[row.i as number] = row;
       return byPosition;
     }
   }

@@ -35,10 +35,11 @@ export class SettleBatcher {
       );
       const byPosition: (Row | undefined)[] = new Array(batch.length).fill(undefined);
       for (const row of rows) {
-        const { i, ...rest } = row;
-        const { outcome } = (batch[i as number] as SettleEntry).row;
-        // Columns the statement wrote from its parameters do not come back; fill them in.
-        byPosition[i as number] = Object.assign(rest, terminalKnown(outcome));
+        const i = row.i as number;
+        const { outcome } = (batch[i] as SettleEntry).row;
+        // Columns the statement wrote from its parameters do not come back; fill them in. The
+        // row keeps its `i`: copying it without (`{ i, ...rest }`) costs more than the rest.
+        byPosition[i] = Object.assign(row, terminalKnown(outcome));
       }
       return byPosition;
     }
