@@ -92,6 +92,13 @@ export class ClaimScheduler {
    * the owner's cap is that claim's (see {@link roomForCreate}).
    */
   #endedRuns: { readonly key: string; readonly claimsStarted: number }[] = [];
+  /**
+   * Owners (keys) whose tasks were created queued behind the place an ended run freed, their
+   * `queued` changes taken for no sign of work (see {@link createsQueued}): the claim that
+   * takes that place may have started before such a task was created, and missed it. Once
+   * no claim is in flight they are looked at again.
+   */
+  readonly #createdBehindEndedRuns = new Set<string>();
   /** Tasks claimed from the queue so far. */
   claimed = 0;
 
@@ -143,6 +150,7 @@ export class ClaimScheduler {
     this.#retryWakeTimer = undefined;
     this.#retryWakeTimes = [];
     this.#endedRuns = [];
+    this.#createdBehindEndedRuns.clear();
   }
 
   /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
@@ -230,20 +238,21 @@ export class ClaimScheduler {
    * anyway, each after the claim lock.
    */
   roomForCreate(owner: Owner, claimable: boolean): number {
-    if (this.#atCapHere(owner, true, claimable)) return 0;
+    if (this.#atCapHere(ownerKey(owner), true, claimable)) return 0;
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;
   }
 
   /**
-   * Whether this node alone already runs `owner`'s limit of tasks (`withCreates`: its
-   * creates in flight that asked for a lease included). The store counts at least these.
+   * Whether this node alone already runs the limit of tasks of the owner with key `key`
+   * (`withCreates`: its creates in flight that asked for a lease included; `withEndedRuns`:
+   * the places its ended runs freed, which claims sent after those ends take). The store
+   * counts at least the runs and the creates.
    */
-  #atCapHere(owner: Owner, withCreates: boolean, withEndedRuns = false): boolean {
+  #atCapHere(key: string, withCreates: boolean, withEndedRuns = false): boolean {
     const cap = this.#o.ownerLimits.maxRunningPerOwner;
     if (cap === undefined) return false;
-    const key = ownerKey(owner);
     const creating = withCreates ? (this.#creatingByOwner.get(key) ?? 0) : 0;
     let ended = 0;
     if (withEndedRuns) for (const run of this.#endedRuns) if (run.key === key) ended += 1;
@@ -274,18 +283,47 @@ export class ClaimScheduler {
    * cap, its own `queued` change will wake no claim: no claim can take the task before one
    * of those runs ends, and that end wakes claiming (see {@link runEnded}). Under one
    * owner's flood of creates, such claims were most of them, each under PostgreSQL's claim
-   * lock. The returned function, if any, is called once the create has returned or failed.
+   * lock. The same holds when the owner's runs here and the places its ended runs freed
+   * fill the cap (for a task a claim can take, `claimable`): a claim sent after those ends
+   * takes the places, for the owner's oldest queued tasks. A claim woken by the change
+   * instead mostly came back empty, the places taken. But that claim may have started
+   * before this task was created, and missed it: once no claim is in flight, the owner is
+   * looked at again (see {@link #recheckCreatedBehindEndedRuns}).
+   *
+   * The returned function, if any, is called once the create has returned or failed.
    * Changes are not told apart: one from elsewhere that comes first is taken for this one,
    * which then counts instead; a create that failed wakes claiming, for any it stood in for.
    */
-  createsQueued(owner: Owner): ((failed: boolean) => void) | undefined {
-    if (!this.#claiming || !this.#atCapHere(owner, false)) return undefined;
+  createsQueued(owner: Owner, claimable: boolean): ((failed: boolean) => void) | undefined {
+    if (!this.#claiming) return undefined;
+    const key = ownerKey(owner);
+    const atCap = this.#atCapHere(key, false);
+    if (!atCap && !(claimable && this.#atCapHere(key, false, true))) return undefined;
     this.#ownQueuedExpected += 1;
     return (failed) => {
       this.#ownQueuedExpected -= 1;
       if (this.#ownQueuedSeen > 0) this.#ownQueuedSeen -= 1;
       if (failed) this.workMayBeQueued();
+      else if (!atCap) {
+        this.#createdBehindEndedRuns.add(key);
+        if (this.#claimsInFlight === 0) this.#recheckCreatedBehindEndedRuns();
+      }
     };
+  }
+
+  /**
+   * Wakes claiming when an owner with tasks created behind its ended runs' places (see
+   * {@link createsQueued}) is under its cap here, the places its ended runs freed and its
+   * creates in flight counted: the claims for those places came back without taking them
+   * all, so they may have missed its tasks. Called when no claim is in flight.
+   */
+  #recheckCreatedBehindEndedRuns(): void {
+    let underCap = false;
+    for (const key of this.#createdBehindEndedRuns) {
+      if (!this.#atCapHere(key, true, true)) underCap = true;
+    }
+    this.#createdBehindEndedRuns.clear();
+    if (underCap) this.workMayBeQueued();
   }
 
   async #claim(room: number): Promise<void> {
@@ -335,6 +373,9 @@ export class ClaimScheduler {
     if (claimed.length >= room || this.#wokenDuringClaims) {
       this.#wokenDuringClaims = false;
       this.wake();
+    }
+    if (this.#claimsInFlight === 0 && this.#createdBehindEndedRuns.size > 0) {
+      this.#recheckCreatedBehindEndedRuns();
     }
   }
 

@@ -191,7 +191,8 @@ export class TaskRunner {
     // The slot is this task's while it is created, so no claim takes it meanwhile.
     const releaseSlot = queues && runHere ? this.#claims.reserveForCreate(caller) : undefined;
     // Or created queued: its own `queued` change may be no sign of claimable work.
-    const queuedAtCap = queues && !runHere ? this.#claims.createsQueued(caller) : undefined;
+    const queuedAtCap =
+      queues && !runHere ? this.#claims.createsQueued(caller, tool !== undefined) : undefined;
     let record: TaskRecord;
     let failed = true;
     try {

@@ -1144,6 +1144,135 @@ describe("durable execution", () => {
       );
     });
 
+    /**
+     * A node whose claims and creates can be held: `claimGate`, while armed, holds each claim
+     * on its way to the store; `holdCreateOf(n)` holds the create of the task with argument
+     * `n` on its way to the store until the returned function is called. The tool `job`
+     * waits for `gateOf(n)`. The owner's cap is 1, and scans are too rare to matter.
+     */
+    const heldClaimsAndCreates = () => {
+      const store = new ReferenceTaskStore();
+      const held = { claimGate: null as ReturnType<typeof gate> | null, entered: 0, returned: 0 };
+      const claim = store.claim.bind(store);
+      store.claim = async (holder, options) => {
+        held.entered += 1;
+        await held.claimGate?.opened;
+        try {
+          return await claim(holder, options);
+        } finally {
+          held.returned += 1;
+        }
+      };
+      const createGates = new Map<number, ReturnType<typeof gate>>();
+      const create = store.create.bind(store);
+      store.create = async (task, scope) => {
+        await createGates.get(Number(task.request.arguments?.n))?.opened;
+        return create(task, scope);
+      };
+      const holdCreateOf = (n: number) => {
+        const g = gate();
+        createGates.set(n, g);
+        return g.open;
+      };
+      const gates = new Map<number, ReturnType<typeof gate>>();
+      const gateOf = (n: number) => {
+        if (!gates.has(n)) gates.set(n, gate());
+        return gates.get(n)!;
+      };
+      const job = tool("job", async (args) => {
+        await gateOf(Number(args.n)).opened;
+        return text("ok");
+      });
+      const { service, runner } = node(store, {
+        tools: [job],
+        concurrency: 8,
+        maxRunningPerOwner: 1,
+        scanIntervalMs: 60_000,
+      });
+      const start = (n: number) =>
+        runner.start(alice, { era, request: { toolName: "job", arguments: { n } } });
+      return { held, holdCreateOf, gateOf, service, runner, start };
+    };
+
+    it("a task created queued behind the place its owner's ended run freed wakes no claim of its own", async () => {
+      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates();
+      await until(
+        async () => held.returned,
+        (n) => n === 1,
+      ); // the first claim found the queue empty
+      const first = await start(1);
+      const oldest = await start(2);
+      expect([first, oldest].map((t) => t.execution.holder)).toEqual([runner.holder, null]);
+      // The first run ends; the claim its end wakes is held on its way to the store.
+      held.claimGate = gate();
+      gateOf(1).open();
+      await until(
+        async () => held.entered,
+        (n) => n === 2,
+      );
+      // A task created meanwhile is created queued (the freed place is that claim's), and
+      // its create returns after the claim has taken the place for the oldest task.
+      const releaseCreate = holdCreateOf(3);
+      const creating = start(3);
+      held.claimGate.open();
+      await until(
+        () => service.get(alice, oldest.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      releaseCreate();
+      const newest = await creating;
+      expect(newest.execution.holder).toBeNull();
+      // Its `queued` change sends no claim: the owner's cap is taken (one sent would come
+      // back empty, after PostgreSQL's claim lock).
+      await sleep(50);
+      expect(held.entered).toBe(2);
+      // The oldest task's end frees the place, and the newest task runs.
+      gateOf(2).open();
+      gateOf(3).open();
+      await until(
+        () => service.get(alice, newest.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
+    it("a task created behind the place its owner's ended run freed, missed by the claim for that place, runs when that claim returns", async () => {
+      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates();
+      await until(
+        async () => held.returned,
+        (n) => n === 1,
+      );
+      expect((await start(1)).execution.holder).toBe(runner.holder);
+      held.claimGate = gate();
+      gateOf(1).open();
+      await until(
+        async () => held.entered,
+        (n) => n === 2,
+      );
+      // Created queued behind the freed place, but committed only after the claim for that
+      // place has looked at the queue and found it empty.
+      const releaseCreate = holdCreateOf(2);
+      const creating = start(2);
+      held.claimGate.open();
+      await until(
+        async () => held.returned,
+        (n) => n === 2,
+      );
+      releaseCreate();
+      const task = await creating;
+      expect(task.execution.holder).toBeNull();
+      // The owner is under its cap and nothing else would claim before the next scan (a
+      // minute away): the task runs now.
+      await until(
+        () => service.get(alice, task.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      gateOf(2).open();
+      await until(
+        () => service.get(alice, task.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
     it("an owner's creates in flight count against its cap: only those that fit ask for a lease", async () => {
       const store = new ReferenceTaskStore();
       const leased = leaseRecording(store);
