@@ -1077,80 +1077,14 @@ describe("durable execution", () => {
       expect(claims).toEqual([0, 2, 1, 0]);
     });
 
-    it("the place a run's end frees under its owner's cap goes to the owner's oldest queued task, not to a create racing the claim", async () => {
-      const store = new ReferenceTaskStore();
-      const leased = leaseRecording(store);
-      // Claims wait at a gate while it is armed; `claimsEntered` counts those that began.
-      let claimGate: ReturnType<typeof gate> | null = null;
-      let claimsEntered = 0;
-      const claim = store.claim.bind(store);
-      store.claim = async (holder, options) => {
-        claimsEntered += 1;
-        await claimGate?.opened;
-        return claim(holder, options);
-      };
-      // Each task's handler waits for its own gate, by the task's argument `n`.
-      const gates = new Map<number, ReturnType<typeof gate>>();
-      const gateOf = (n: number) => {
-        if (!gates.has(n)) gates.set(n, gate());
-        return gates.get(n)!;
-      };
-      const job = tool("job", async (args) => {
-        await gateOf(Number(args.n)).opened;
-        return text("ok");
-      });
-      const { service, runner } = node(store, {
-        tools: [job],
-        concurrency: 8,
-        maxRunningPerOwner: 2,
-        scanIntervalMs: 60_000,
-      });
-      const start = (n: number) =>
-        runner.start(alice, { era, request: { toolName: "job", arguments: { n } } });
-      await until(
-        async () => claimsEntered,
-        (n) => n === 1,
-      ); // the first claim found the queue empty
-      const [first, second] = [await start(1), await start(2)];
-      const oldest = await start(3);
-      expect([first, second, oldest].map((t) => t.execution.holder)).toEqual([
-        runner.holder,
-        runner.holder,
-        null,
-      ]);
-      // The first run ends; the claim its end wakes is held on its way to the store.
-      claimGate = gate();
-      gateOf(1).open();
-      await until(
-        async () => claimsEntered,
-        (n) => n === 2,
-      );
-      // A create meanwhile: the owner is under its cap in the store, but the freed place is
-      // the claim's. Without the claim lock's detour, it is created queued behind the oldest.
-      const newest = await start(4);
-      expect(newest.execution.holder).toBeNull();
-      expect(leased).toEqual([true, true, false, false]);
-      claimGate.open();
-      await until(
-        () => service.get(alice, oldest.taskId),
-        (t) => t.execution.holder === runner.holder,
-      );
-      // The cap is held by the second task and the oldest queued one: the newest waits.
-      expect((await service.get(alice, newest.taskId)).execution.holder).toBeNull();
-      for (const n of [2, 3, 4]) gateOf(n).open();
-      await until(
-        () => service.get(alice, newest.taskId),
-        (t) => t.status === "completed",
-      );
-    });
-
     /**
      * A node whose claims and creates can be held: `claimGate`, while armed, holds each claim
      * on its way to the store; `holdCreateOf(n)` holds the create of the task with argument
      * `n` on its way to the store until the returned function is called. The tool `job`
-     * waits for `gateOf(n)`. The owner's cap is 1, and scans are too rare to matter.
+     * waits for `gateOf(n)`. The owner's cap is `maxRunningPerOwner`, and scans are too rare
+     * to matter.
      */
-    const heldClaimsAndCreates = () => {
+    const heldClaimsAndCreates = (maxRunningPerOwner: number) => {
       const store = new ReferenceTaskStore();
       const held = { claimGate: null as ReturnType<typeof gate> | null, entered: 0, returned: 0 };
       const claim = store.claim.bind(store);
@@ -1186,16 +1120,16 @@ describe("durable execution", () => {
       const { service, runner } = node(store, {
         tools: [job],
         concurrency: 8,
-        maxRunningPerOwner: 1,
+        maxRunningPerOwner,
         scanIntervalMs: 60_000,
       });
       const start = (n: number) =>
         runner.start(alice, { era, request: { toolName: "job", arguments: { n } } });
-      return { held, holdCreateOf, gateOf, service, runner, start };
+      return { store, held, holdCreateOf, gateOf, service, runner, start };
     };
 
     it("a task created queued behind the place its owner's ended run freed wakes no claim of its own", async () => {
-      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates();
+      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates(1);
       await until(
         async () => held.returned,
         (n) => n === 1,
@@ -1236,7 +1170,7 @@ describe("durable execution", () => {
     });
 
     it("a task created behind the place its owner's ended run freed, missed by the claim for that place, runs when that claim returns", async () => {
-      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates();
+      const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates(1);
       await until(
         async () => held.returned,
         (n) => n === 1,
@@ -1269,6 +1203,46 @@ describe("durable execution", () => {
       gateOf(2).open();
       await until(
         () => service.get(alice, task.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
+    it("the place a run's end frees under its owner's cap goes to the owner's oldest queued task, not to a create racing the claim", async () => {
+      const { store, held, gateOf, service, runner, start } = heldClaimsAndCreates(2);
+      const leased = leaseRecording(store);
+      await until(
+        async () => held.entered,
+        (n) => n === 1,
+      ); // the first claim found the queue empty
+      const [first, second] = [await start(1), await start(2)];
+      const oldest = await start(3);
+      expect([first, second, oldest].map((t) => t.execution.holder)).toEqual([
+        runner.holder,
+        runner.holder,
+        null,
+      ]);
+      // The first run ends; the claim its end wakes is held on its way to the store.
+      held.claimGate = gate();
+      gateOf(1).open();
+      await until(
+        async () => held.entered,
+        (n) => n === 2,
+      );
+      // A create meanwhile: the owner is under its cap in the store, but the freed place is
+      // the claim's. Without the claim lock's detour, it is created queued behind the oldest.
+      const newest = await start(4);
+      expect(newest.execution.holder).toBeNull();
+      expect(leased).toEqual([true, true, false, false]);
+      held.claimGate.open();
+      await until(
+        () => service.get(alice, oldest.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      // The cap is held by the second task and the oldest queued one: the newest waits.
+      expect((await service.get(alice, newest.taskId)).execution.holder).toBeNull();
+      for (const n of [2, 3, 4]) gateOf(n).open();
+      await until(
+        () => service.get(alice, newest.taskId),
         (t) => t.status === "completed",
       );
     });

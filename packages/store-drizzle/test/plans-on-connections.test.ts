@@ -49,7 +49,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     return sql;
   };
 
-  it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
+  /** A store on its own connections, over a fresh table of 40 tasks, analysed. */
+  const smallTable = async () => {
     const schema = await migratedSchema();
     const store = await createPostgresTaskStore({
       url: DATABASE_URL,
@@ -60,6 +61,20 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     closers.push(() => store.close());
     for (let i = 0; i < 40; i++) await store.create(newTask(`t${i}`), ALICE);
     await store.query(`ANALYZE "${schema}".mcp_tasks`);
+    return { schema, store };
+  };
+  /** The statement plans of a store on `schema` (no notifications, no bounds). */
+  const plansOf = (schema: string) =>
+    buildPlans({
+      table: `"${schema}"."mcp_tasks"`,
+      usageTable: `"${schema}"."mcp_task_usage"`,
+      notify: { channel: null, origin: "abcdefgh" },
+      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+      restartGraceMs: 0,
+    });
+
+  it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
+    const { schema, store } = await smallTable();
     // The ids as the batched statements pass them (a JSON array, so the planner cannot
     // count them): on a table this small a scan looks cheapest.
     const [row] = await store.query(
@@ -72,23 +87,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   });
 
   it("on the store's own connections, the batched get finds its rows through the primary key, even on a small table", async () => {
-    const schema = await migratedSchema();
-    const store = await createPostgresTaskStore({
-      url: DATABASE_URL,
-      schema,
-      poolSize: 1,
-      readPoolSize: 0,
-    });
-    closers.push(() => store.close());
-    for (let i = 0; i < 40; i++) await store.create(newTask(`t${i}`), ALICE);
-    await store.query(`ANALYZE "${schema}".mcp_tasks`);
-    const { getMany } = buildPlans({
-      table: `"${schema}"."mcp_tasks"`,
-      usageTable: `"${schema}"."mcp_task_usage"`,
-      notify: { channel: null, origin: "abcdefgh" },
-      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
-      restartGraceMs: 0,
-    });
+    const { schema, store } = await smallTable();
+    const { getMany } = plansOf(schema);
     const gets = ["t1", "t2"].map((id, i) => ({ i, id, o: ALICE.ownerKey, u: false, n: null }));
     // Custom-planned for these two ids, whatever the planner makes of the JSON.
     const [row] = await store.query(`EXPLAIN (FORMAT JSON) ${getMany.text}`, [
@@ -153,13 +153,7 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
       5_000,
       `"${schema}"."mcp_tasks"`,
     );
-    const plans = buildPlans({
-      table: `"${schema}"."mcp_tasks"`,
-      usageTable: `"${schema}"."mcp_task_usage"`,
-      notify: { channel: null, origin: "abcdefgh" },
-      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
-      restartGraceMs: 0,
-    });
+    const plans = plansOf(schema);
     const claim = () =>
       runner.locked(
         "claim",
