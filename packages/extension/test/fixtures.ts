@@ -158,7 +158,15 @@ export async function harness(
 ): Promise<Harness> {
   const { store, dispose } = await factory.open(limits);
   const service = new TaskService({ store, pollIntervalMs: 100 });
-  const runner = new TaskRunner({ service, onError: () => {} });
+  // No per-owner cap: these tests are about the wire (fair share has tests of its own in
+  // core and the demo). Under a cap, whether a task is created to run at once can turn on
+  // a claim still out from an earlier run's end, so two creates back to back (the node
+  // handler's and the SDK's, compared) could get different answers.
+  const runner = new TaskRunner({
+    service,
+    onError: () => {},
+    maxRunningPerOwner: Number.POSITIVE_INFINITY,
+  });
   const gates = new Gates();
   const ext = new TasksExtension({ service, runner, tools: tools(gates) });
   return {
