@@ -25,6 +25,11 @@ const MAX_CLAIMS_IN_FLIGHT = 2;
 const CLAIM_BATCH_DIVISOR = 8;
 /** The longest delay `setTimeout` takes (a longer one would fire at once). */
 const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * Most owners {@link ClaimScheduler} remembers as having queued tasks; beyond it the one
+ * seen longest ago is forgotten (its runs' ends then keep no place, see `runEnded`).
+ */
+const MAX_OWNERS_SEEN_QUEUED = 4096;
 
 /** What a {@link ClaimScheduler} claims for. */
 export interface ClaimSchedulerOptions {
@@ -99,6 +104,15 @@ export class ClaimScheduler {
    * no claim is in flight they are looked at again.
    */
   readonly #createdBehindEndedRuns = new Set<string>();
+  /**
+   * Owners (keys) that may have queued tasks, as far as this node has seen (under a
+   * per-owner cap only): a create of theirs came back queued here, or a claim took some of
+   * their tasks. Each with the number of the last claim that may not have seen them: a
+   * short claim started after it, for a place one of their runs freed, that took none of
+   * their tasks found none it could take, and forgets them. Only these owners' runs keep
+   * their freed place for a claim when they end (see {@link runEnded}).
+   */
+  readonly #seenQueued = new Map<string, number>();
   /** Tasks claimed from the queue so far. */
   claimed = 0;
 
@@ -151,6 +165,7 @@ export class ClaimScheduler {
     this.#retryWakeTimes = [];
     this.#endedRuns = [];
     this.#createdBehindEndedRuns.clear();
+    this.#seenQueued.clear();
   }
 
   /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
@@ -163,19 +178,66 @@ export class ClaimScheduler {
   /**
    * A run of `owner` ended: its slot is free. Under a per-owner cap, a short claim does not
    * mean the queue is empty (owners at their cap were left out), and this run's end may
-   * have put its owner back under its cap: a sign of claimable work. The place it freed
-   * under the cap is the next claim's, so the owner's queued tasks run first.
+   * have put its owner back under its cap: a sign of claimable work. When the owner may
+   * have queued tasks (see {@link #seenQueued}), the place the run freed under the cap is
+   * the next claim's, so those tasks run first. Otherwise a task of the owner created
+   * meanwhile takes the place at once: kept for a claim that finds nothing, it waited for
+   * that claim and the next one, at any load.
    */
   runEnded(owner: Owner): void {
     if (this.#o.ownerLimits.maxRunningPerOwner === undefined) {
       this.wake();
       return;
     }
+    const key = ownerKey(owner);
     // Only while claims go out: nothing else would free the place again.
-    if (this.#claimsGoOut) {
-      this.#endedRuns.push({ key: ownerKey(owner), claimsStarted: this.#claimsStarted });
+    if (this.#claimsGoOut && this.#seenQueued.has(key)) {
+      this.#endedRuns.push({ key, claimsStarted: this.#claimsStarted });
     }
     this.workMayBeQueued();
+  }
+
+  /** A task of `owner` was created queued (see {@link runEnded}). */
+  createdQueued(owner: Owner): void {
+    if (this.#claiming) this.#seenQueuedAt(ownerKey(owner), this.#claimsStarted);
+  }
+
+  /** The owner with key `key` may have queued tasks that claims up to `claim` missed. */
+  #seenQueuedAt(key: string, claim: number): void {
+    if (this.#o.ownerLimits.maxRunningPerOwner === undefined) return;
+    const known = this.#seenQueued.get(key);
+    // Re-inserted, so the map's first entry is the one seen longest ago.
+    this.#seenQueued.delete(key);
+    this.#seenQueued.set(key, Math.max(claim, known ?? claim));
+    if (this.#seenQueued.size > MAX_OWNERS_SEEN_QUEUED) {
+      const oldest = this.#seenQueued.keys().next();
+      if (oldest.done !== true) this.#seenQueued.delete(oldest.value);
+    }
+  }
+
+  /**
+   * What the claim numbered `started` saw: more may be queued of the owners it took tasks
+   * of. When it came back short (`short`), an owner whose freed place it was sent for (see
+   * {@link runEnded}) and that it took none of had nothing it could take. Other owners it
+   * took none of tell nothing: they may have been at their cap in the store.
+   */
+  #claimSaw(started: number, claimed: readonly TaskRecord[], short: boolean): void {
+    const took = new Set<string>();
+    for (const record of claimed) took.add(ownerKey(record.owner));
+    if (short) {
+      for (const run of this.#endedRuns) {
+        const seen = this.#seenQueued.get(run.key);
+        if (
+          run.claimsStarted < started &&
+          seen !== undefined &&
+          seen < started &&
+          !took.has(run.key)
+        ) {
+          this.#seenQueued.delete(run.key);
+        }
+      }
+    }
+    for (const key of took) this.#seenQueuedAt(key, started);
   }
 
   /**
@@ -340,6 +402,9 @@ export class ClaimScheduler {
         toolNames: [...o.tools.keys()],
         ...o.ownerLimits,
       });
+      if (this.#endedRuns.length > 0 || claimed.length > 0) {
+        this.#claimSaw(started, claimed, claimed.length < room);
+      }
     } catch (error) {
       if (!isTaskError(error, "store_unavailable")) o.onError(error, "*");
     } finally {

@@ -211,6 +211,8 @@ export class TaskRunner {
     // Created queued instead (its owner is at its limit): a claim takes it later.
     if (runHere && (!queues || record.execution.holder === this.holder)) {
       this.#launch(record, handler);
+    } else if (queues && record.execution.holder === null) {
+      this.#claims.createdQueued(caller);
     }
     return record;
   }

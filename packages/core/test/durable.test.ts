@@ -1176,20 +1176,29 @@ describe("durable execution", () => {
         (n) => n === 1,
       );
       expect((await start(1)).execution.holder).toBe(runner.holder);
-      held.claimGate = gate();
+      // Queued behind the first run, then claimed at its end: the owner has had tasks queued.
+      const second = await start(2);
+      expect(second.execution.holder).toBeNull();
       gateOf(1).open();
       await until(
+        () => service.get(alice, second.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      const claims = held.entered;
+      held.claimGate = gate();
+      gateOf(2).open();
+      await until(
         async () => held.entered,
-        (n) => n === 2,
+        (n) => n === claims + 1,
       );
       // Created queued behind the freed place, but committed only after the claim for that
       // place has looked at the queue and found it empty.
-      const releaseCreate = holdCreateOf(2);
-      const creating = start(2);
+      const releaseCreate = holdCreateOf(3);
+      const creating = start(3);
       held.claimGate.open();
       await until(
         async () => held.returned,
-        (n) => n === 2,
+        (n) => n === claims + 1,
       );
       releaseCreate();
       const task = await creating;
@@ -1200,9 +1209,74 @@ describe("durable execution", () => {
         () => service.get(alice, task.taskId),
         (t) => t.execution.holder === runner.holder,
       );
-      gateOf(2).open();
+      gateOf(3).open();
       await until(
         () => service.get(alice, task.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
+    it("a run's end keeps no place for a claim when its owner has had nothing queued: a task of the owner created meanwhile runs at once", async () => {
+      const { held, gateOf, service, runner, start } = heldClaimsAndCreates(1);
+      await until(
+        async () => held.returned,
+        (n) => n === 1,
+      );
+      expect((await start(1)).execution.holder).toBe(runner.holder);
+      // The run ends; the claim its end wakes is held on its way to the store.
+      held.claimGate = gate();
+      gateOf(1).open();
+      await until(
+        async () => held.entered,
+        (n) => n === 2,
+      );
+      // Nothing of the owner was ever queued: the freed place is not kept for that claim
+      // (which will find nothing), and the new task takes it now.
+      const next = await start(2);
+      expect(next.execution.holder).toBe(runner.holder);
+      held.claimGate.open();
+      gateOf(2).open();
+      await until(
+        () => service.get(alice, next.taskId),
+        (t) => t.status === "completed",
+      );
+    });
+
+    it("once a claim finds none of an owner's tasks queued, the owner's run's end keeps no place for a claim", async () => {
+      const { held, gateOf, service, runner, start } = heldClaimsAndCreates(1);
+      await until(
+        async () => held.returned,
+        (n) => n === 1,
+      );
+      expect((await start(1)).execution.holder).toBe(runner.holder);
+      const second = await start(2); // queued: the owner has had tasks queued
+      expect(second.execution.holder).toBeNull();
+      gateOf(1).open();
+      await until(
+        () => service.get(alice, second.taskId),
+        (t) => t.execution.holder === runner.holder,
+      );
+      // The second run's end wakes a claim that finds nothing of the owner's.
+      const claims = held.returned;
+      gateOf(2).open();
+      await until(
+        async () => held.returned,
+        (n) => n === claims + 1,
+      );
+      expect((await start(3)).execution.holder).toBe(runner.holder);
+      held.claimGate = gate();
+      gateOf(3).open();
+      await until(
+        async () => held.entered,
+        (n) => n === claims + 2,
+      );
+      // The owner has nothing queued since: the place the third run freed is the new task's.
+      const next = await start(4);
+      expect(next.execution.holder).toBe(runner.holder);
+      held.claimGate.open();
+      gateOf(4).open();
+      await until(
+        () => service.get(alice, next.taskId),
         (t) => t.status === "completed",
       );
     });

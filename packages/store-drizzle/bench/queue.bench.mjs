@@ -1,7 +1,7 @@
 // Durable execution benchmark: core's TaskRunner over this store as the task queue, on
 // PostgreSQL, with separate "nodes" (each its own store instance, i.e. its own pools and
 // LISTEN connection, on one fresh schema). Runs against dist/ (the bench script builds
-// first via turbo). Three parts (BENCH_ONLY=throughput,latency,failover picks some):
+// first via turbo). Four parts (BENCH_ONLY=throughput,latency,failover,at-cap picks some):
 //
 // 1. Throughput. An "http" node (a runner with `claim: false`) creates tasks of a no-op tool
 //    with QUEUE_IN_FLIGHT (16) creates in flight; every created task gets a client that
@@ -24,6 +24,11 @@
 //    a random 0.2–1.2 s the child gets SIGKILL; a worker here (lease LEASE_MS 1000 ms, default
 //    scanIntervalMs 500 ms) re-runs it: from the kill to that handler's start.
 //    FAILOVER_SAMPLES (5).
+// 4. One owner at its cap without a backlog: as many clients of one owner as its cap each
+//    run one task at a time (`start()` → terminal) on one node that creates and claims, so
+//    the owner never has more tasks than its cap; AT_CAP_SAMPLES (800) in all. Reported:
+//    p50 / p90 / p99 / max from `start()` to the terminal change, and how many tasks were
+//    created queued (none needs to be).
 // The schemas are dropped at the end, also on failure.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -48,6 +53,7 @@ const MAX_OUTSTANDING = Number(process.env.MAX_OUTSTANDING ?? 512);
 const LATENCY_SAMPLES = Number(process.env.LATENCY_SAMPLES ?? 200);
 const FAILOVER_SAMPLES = Number(process.env.FAILOVER_SAMPLES ?? 5);
 const LEASE_MS = Number(process.env.LEASE_MS ?? 1000);
+const AT_CAP_SAMPLES = Number(process.env.AT_CAP_SAMPLES ?? 800);
 // The worker nodes' `concurrency` in part 1; unset: the runner's default.
 const CONCURRENCY = process.env.CONCURRENCY ? Number(process.env.CONCURRENCY) : undefined;
 // The worker nodes' `maxRunningPerOwner` in part 1 (see BENCH_OWNERS); unset: the
@@ -317,6 +323,48 @@ async function claimLatency(http, worker) {
   };
 }
 
+// ---------------------------------------------------------------- 4. one owner at its cap
+
+async function atCap(node) {
+  const runner = new TaskRunner({ service: node.service, tools: [noop] });
+  const clients = runner.ownerLimits.maxRunningPerOwner;
+  const perClient = Math.ceil(AT_CAP_SAMPLES / clients);
+  const samples = [];
+  let queued = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        for (let i = 0; i < perClient + 10; i++) {
+          const at = performance.now();
+          const task = await runner.start(OWNER, {
+            era: ERA,
+            request: { toolName: "noop", arguments: {} },
+          });
+          if (task.execution.holder === null) queued += 1;
+          const ended = await Promise.race([
+            node.service.waitFor(OWNER, task.taskId, (t) => isTerminal(t.status)),
+            timeout(10_000),
+          ]);
+          if (ended === null) throw new Error(`task ${task.taskId} did not end within 10 s`);
+          if (i >= 10) samples.push(performance.now() - at); // the first 10 warm up
+        }
+      }),
+    );
+  } finally {
+    await runner.shutdown({ drainMs: 5_000 });
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    clients,
+    queued,
+    tasks: clients * (perClient + 10),
+    p50: percentile(samples, 0.5),
+    p90: percentile(samples, 0.9),
+    p99: percentile(samples, 0.99),
+    max: samples[samples.length - 1],
+  };
+}
+
 // ---------------------------------------------------------------- 3. failover
 
 function spawnWorker() {
@@ -457,6 +505,15 @@ async function main() {
       ],
       ["Claim latency p99", `${fmt(l.p99, 2)} ms (max ${fmt(l.max, 2)} ms)`, "(reported)", ""],
     );
+  }
+  if (wanted("at-cap")) {
+    const c = await atCap(workers[0]);
+    rows.push([
+      `One owner at its cap (${c.clients} clients, one task each at a time), start → terminal`,
+      `p50 ${fmt(c.p50, 2)} ms, p90 ${fmt(c.p90, 2)} ms, p99 ${fmt(c.p99, 2)} ms, max ${fmt(c.max, 1)} ms; ${c.queued} of ${c.tasks} created queued`,
+      "(reported)",
+      "",
+    ]);
   }
   if (wanted("failover")) {
     const f = await failover(http, workers[1]);
