@@ -263,8 +263,14 @@ export class ClaimScheduler {
   #wakeNow(): void {
     if (!this.#claimsGoOut || this.#queueSeenEmpty) return;
     const room = this.#room();
-    if (room <= 0) return; // a finishing run wakes claiming again
     const inFlight = this.#claimsInFlight;
+    if (room <= 0) {
+      // The slots the claims in flight asked for come free again when they return short:
+      // look again then (the claim may have missed what woke this). Otherwise a finishing
+      // run wakes claiming again.
+      if (inFlight > 0) this.#wokenDuringClaims = true;
+      return;
+    }
     if (
       inFlight >= MAX_CLAIMS_IN_FLIGHT ||
       (inFlight > 0 && room < Math.ceil(this.#o.slots.concurrency / CLAIM_BATCH_DIVISOR))

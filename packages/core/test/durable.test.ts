@@ -1079,20 +1079,27 @@ describe("durable execution", () => {
 
     /**
      * A node whose claims and creates can be held: `claimGate`, while armed, holds each claim
-     * on its way to the store; `holdCreateOf(n)` holds the create of the task with argument
+     * on its way to the store, and `returnGate` on its way back from it; `holdCreateOf(n)` holds the create of the task with argument
      * `n` on its way to the store until the returned function is called. The tool `job`
      * waits for `gateOf(n)`. The owner's cap is `maxRunningPerOwner`, and scans are too rare
      * to matter.
      */
     const heldClaimsAndCreates = (maxRunningPerOwner: number) => {
       const store = new ReferenceTaskStore();
-      const held = { claimGate: null as ReturnType<typeof gate> | null, entered: 0, returned: 0 };
+      const held = {
+        claimGate: null as ReturnType<typeof gate> | null,
+        returnGate: null as ReturnType<typeof gate> | null,
+        entered: 0,
+        returned: 0,
+      };
       const claim = store.claim.bind(store);
       store.claim = async (holder, options) => {
         held.entered += 1;
         await held.claimGate?.opened;
         try {
-          return await claim(holder, options);
+          const claimed = await claim(holder, options);
+          await held.returnGate?.opened;
+          return claimed;
         } finally {
           held.returned += 1;
         }
@@ -1127,6 +1134,40 @@ describe("durable execution", () => {
         runner.start(alice, { era, request: { toolName: "job", arguments: { n } } });
       return { store, held, holdCreateOf, gateOf, service, runner, start };
     };
+
+    it("a task queued while a claim that asked for every free slot is out is claimed when that claim returns", async () => {
+      const { held, gateOf, service, runner } = heldClaimsAndCreates(8);
+      await until(
+        async () => held.returned,
+        (n) => n === 1,
+      );
+      const queue = (n: number) =>
+        service.create(alice, { era, request: { toolName: "job", arguments: { n } } });
+      // A claim takes the first task, and is held on its way back: it asked for every slot.
+      held.returnGate = gate();
+      const first = await queue(1);
+      await until(
+        async () => held.entered,
+        (n) => n === 2,
+      );
+      // Queued meanwhile: no slot is left to claim it with until that claim returns.
+      const second = await queue(2);
+      await sleep(20);
+      held.returnGate.open();
+      // Nothing else would claim before the next scan (a minute away).
+      for (const task of [first, second]) {
+        await until(
+          () => service.get(alice, task.taskId),
+          (t) => t.execution.holder === runner.holder,
+        );
+      }
+      gateOf(1).open();
+      gateOf(2).open();
+      await until(
+        () => service.get(alice, second.taskId),
+        (t) => t.status === "completed",
+      );
+    });
 
     it("a task created queued behind the place its owner's ended run freed wakes no claim of its own", async () => {
       const { held, holdCreateOf, gateOf, service, runner, start } = heldClaimsAndCreates(1);
