@@ -1,11 +1,14 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ManualClock, type TaskService, type TaskStore } from "@mcp-tasks/core";
+import { isTerminal, ManualClock, type TaskService, type TaskStore } from "@mcp-tasks/core";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { toNodeHandler } from "@modelcontextprotocol/node";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { TaskNotifier } from "../src/http/task-notifier.js";
 import { createLegacyHandler, type LegacyHandler } from "../src/index.js";
+import { InputRegistry } from "../src/input-registry.js";
 import {
+  alice,
   Gate,
   memoryStore,
   ownerFromHeader,
@@ -13,6 +16,8 @@ import {
   stack,
   startServer,
 } from "./fixtures.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const HEADERS = {
   "content-type": "application/json",
@@ -521,7 +526,26 @@ describe("a session's notifier of a task the session created", () => {
     return taskId;
   }
 
-  it("reads the task once while the session listens on no stream, and still ends with it", async () => {
+  it("does not read a task that ends within a second while the session listens on no stream, and still ends with it", async () => {
+    const { store, reads, watching } = countingStore();
+    const s = stack(store);
+    const server = await startServer(s);
+    onTestFinished(() => server.close());
+    const headers = await openSession(server.url, "ivy");
+    const gate = new Gate();
+    s.gates.set("brief", gate);
+    const taskId = await createTask(server.url, headers, "brief");
+    gate.open();
+    // The run and the notifier both stop watching once the task has ended.
+    await vi.waitFor(() => expect(watching.get(taskId)).toBe(0));
+    // Past the notifier's first check: it was dropped with the notifier.
+    await sleep(1_200);
+    expect(reads.get(taskId)).toBeUndefined();
+    const owner = ownerFromHeader(new Request(server.url, { headers }));
+    expect((await s.service.get(owner, taskId)).status).toBe("completed");
+  });
+
+  it("reads a task still running a second later once while the session listens on no stream, and still ends with it", async () => {
     const { store, reads, watching } = countingStore();
     const s = stack(store);
     const server = await startServer(s);
@@ -530,13 +554,42 @@ describe("a session's notifier of a task the session created", () => {
     const gate = new Gate();
     s.gates.set("quiet", gate);
     const taskId = await createTask(server.url, headers, "quiet");
-    await vi.waitFor(() => expect(reads.get(taskId)).toBe(1));
+    await vi.waitFor(() => expect(reads.get(taskId)).toBe(1), { timeout: 3_000 });
     gate.open();
-    // The run and the notifier both stop watching once the task has ended.
     await vi.waitFor(() => expect(watching.get(taskId)).toBe(0));
     expect(reads.get(taskId)).toBe(1);
-    const owner = ownerFromHeader(new Request(server.url, { headers }));
-    expect((await s.service.get(owner, taskId)).status).toBe("completed");
+  });
+
+  it("a notifier whose task ended before it watched ends at its first check", async () => {
+    const s = stack(new MemoryTaskStore({ sweepIntervalMs: 0 }));
+    s.runner.register(s.tools);
+    const task = await s.runner.start(alice, {
+      era: "2025-11-25",
+      request: { toolName: "slow_echo", arguments: { text: "done", ms: 0 } },
+    });
+    await s.service.waitFor(alice, task.taskId, (t) => isTerminal(t.status));
+    const registry = new InputRegistry();
+    let ended = false;
+    new TaskNotifier(
+      {
+        deps: { service: s.service, runner: s.runner, registry },
+        owner: alice,
+        notify: () => {},
+        listening: () => false,
+        standaloneChannel: () => undefined,
+        reportError: (error) => {
+          throw error;
+        },
+      },
+      { taskId: task.taskId, status: "working" },
+      undefined,
+      () => {
+        ended = true;
+      },
+      10,
+    );
+    // No change is coming: only the first check can end it (the rechecks are 30 s apart).
+    await vi.waitFor(() => expect(ended).toBe(true));
   });
 
   it("follows the task once a stream opens after the task was created", async () => {
