@@ -298,12 +298,13 @@ export class ClaimScheduler {
    * and asking it for a lease would only serialise the create with the claims (on
    * PostgreSQL, under the claim lock) to find that out.
    *
-   * A run of the owner that ended here counts too, until a claim sent after its end returns,
-   * when the task is one a claim can take (`claimable`: its tool is registered here): that
-   * claim takes the place it freed, for the oldest of the owner's queued tasks. Asking
-   * for a lease meanwhile, a create would take that place ahead of them, and under one
-   * owner's flood most such creates lost the race to the claim and came back queued
-   * anyway, each after the claim lock.
+   * A run of the owner that ended here counts too (when the owner may have queued tasks, see
+   * {@link runEnded}), until a claim sent after its end returns, when the task is one a
+   * claim can take (`claimable`: its tool is registered here): that claim takes the place it
+   * freed, for the oldest of the owner's queued tasks. Asking for a lease meanwhile, a
+   * create would take that place ahead of them, and under one owner's flood most such
+   * creates lost the race to the claim and came back queued anyway, each after the claim
+   * lock.
    */
   roomForCreate(owner: Owner, claimable: boolean): number {
     if (this.#atCapHere(ownerKey(owner), true, claimable)) return 0;
@@ -408,7 +409,7 @@ export class ClaimScheduler {
         toolNames: [...o.tools.keys()],
         ...o.ownerLimits,
       });
-      if (this.#endedRuns.length > 0 || claimed.length > 0) {
+      if (o.ownerLimits.maxRunningPerOwner !== undefined) {
         this.#claimSaw(started, claimed, claimed.length < room);
       }
     } catch (error) {
