@@ -28,7 +28,7 @@ const NOTIFIER_STOPPED = Object.freeze(new Error("the task notifier stopped"));
  * When a quiet notifier first reads its task (see `#waitForEnd`), unless the feed told it
  * the end first. Only a task that ended before the watch began needs that read, and that
  * can only happen right after creation; read at once, it was a store read for every task a
- * session created (on PostgreSQL, a sixth of the statements of 2025-11-25 task-creating
+ * session created (on PostgreSQL, a fifth of the statements of 2025-11-25 task-creating
  * `tools/call`s). Nobody hears a quiet notifier, so finding that end later changes nothing
  * the client sees: the notifier is only dropped a little later.
  */
