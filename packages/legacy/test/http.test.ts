@@ -526,15 +526,21 @@ describe("a session's notifier of a task the session created", () => {
     return taskId;
   }
 
-  it("does not read a task that ends within a second while the session listens on no stream, and still ends with it", async () => {
+  /** A task held at a gate, created by a session that listens on no stream. */
+  async function quietTask() {
     const { store, reads, watching } = countingStore();
     const s = stack(store);
     const server = await startServer(s);
     onTestFinished(() => server.close());
     const headers = await openSession(server.url, "ivy");
     const gate = new Gate();
-    s.gates.set("brief", gate);
-    const taskId = await createTask(server.url, headers, "brief");
+    s.gates.set("quiet", gate);
+    const taskId = await createTask(server.url, headers, "quiet");
+    return { s, server, headers, gate, taskId, reads, watching };
+  }
+
+  it("does not read a task that ends within a second while the session listens on no stream, and still ends with it", async () => {
+    const { s, server, headers, gate, taskId, reads, watching } = await quietTask();
     gate.open();
     // The run and the notifier both stop watching once the task has ended.
     await vi.waitFor(() => expect(watching.get(taskId)).toBe(0));
@@ -546,14 +552,7 @@ describe("a session's notifier of a task the session created", () => {
   });
 
   it("reads a task still running a second later once while the session listens on no stream, and still ends with it", async () => {
-    const { store, reads, watching } = countingStore();
-    const s = stack(store);
-    const server = await startServer(s);
-    onTestFinished(() => server.close());
-    const headers = await openSession(server.url, "ivy");
-    const gate = new Gate();
-    s.gates.set("quiet", gate);
-    const taskId = await createTask(server.url, headers, "quiet");
+    const { gate, taskId, reads, watching } = await quietTask();
     await vi.waitFor(() => expect(reads.get(taskId)).toBe(1), { timeout: 3_000 });
     gate.open();
     await vi.waitFor(() => expect(watching.get(taskId)).toBe(0));
