@@ -6,8 +6,9 @@
  * (2d889f2b329e46680ec9bdd565de4616c497825a), with the session handling of the published
  * `@modelcontextprotocol/sdk` 1.32.2 (`dist/esm/examples/server/simpleTaskInteractive.js`:
  * a `sessions` map with idle tracking). The handler code (tools, `tasks/get`,
- * `tasks/result`, the task session, queue and result handler) is unchanged: it calls the
- * module-level store without a session id (`taskStore.getTask(taskId)`,
+ * `tasks/result`, the task session, queue and result handler) is unchanged but for the
+ * result handler's wait (below): it calls the module-level store without a session id
+ * (`taskStore.getTask(taskId)`,
  * `store.updateTaskStatus(this.taskId, 'input_required')`, `storeTaskResult(...)`).
  *
  * What changed, and nothing else:
@@ -20,7 +21,11 @@
  *   (whose `taskStore.cleanup()` becomes `taskStore.close()`, in `close`; the durable store
  *   itself is closed by its owner);
  * - `console` is silenced for the test run; express's types are spelled out; formatting
- *   and strict-mode typing (`override`, `as CreateTaskOptions`).
+ *   and strict-mode typing (`override`, `as CreateTaskOptions`);
+ * - the `tasks/result` loop (`TaskResultHandler.handle`) starts waiting for an update or a
+ *   message before it reads the task, not after delivering the queued messages: the store
+ *   read is a round trip here, and a status update made meanwhile (the answer's `working`,
+ *   the result) woke nobody, so the call hung (1 run in 5 to 8 on PostgreSQL).
  */
 import { randomUUID } from "node:crypto";
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
@@ -278,6 +283,9 @@ class TaskResultHandler {
 
   async handle(taskId: string, server: Server, _sessionId: string): Promise<Result> {
     while (true) {
+      // Adapted (see the header): listen before reading, so an update made while the task
+      // is read or messages are delivered is not lost.
+      const changed = this.waitForUpdate(taskId);
       // Get fresh task state
       const task = await this.store.getTask(taskId);
       if (!task) {
@@ -301,7 +309,7 @@ class TaskResultHandler {
       }
 
       // Wait for task update or new message
-      await this.waitForUpdate(taskId);
+      await changed;
     }
   }
 
