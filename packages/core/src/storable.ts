@@ -27,11 +27,16 @@ const MAX_WALK_DEPTH = 64;
  * (`""` for the value itself), or `undefined` when none does.
  */
 export function unstorableTextAt(value: unknown): string | undefined {
-  return find(value, "", 0);
+  return find(value, 0);
 }
 
-function find(value: unknown, path: string, depth: number): string | undefined {
-  if (typeof value === "string") return holdsUnstorableText(value) ? path : undefined;
+/**
+ * Where in `value` a string or key holds U+0000, as a JSON pointer relative to `value`. The
+ * pointer is built on the way back from a find only: built for every key visited, it cost
+ * ~2 % of a task-creating `tools/call` on the memory store.
+ */
+function find(value: unknown, depth: number): string | undefined {
+  if (typeof value === "string") return holdsUnstorableText(value) ? "" : undefined;
   if (typeof value !== "object" || value === null) return undefined;
   if (depth >= MAX_WALK_DEPTH) {
     // Past the walk's depth, the serialised text answers (without a precise path). What
@@ -42,22 +47,26 @@ function find(value: unknown, path: string, depth: number): string | undefined {
     } catch {
       return undefined;
     }
-    return text !== undefined && ESCAPED_NUL.test(text) ? path : undefined;
+    return text !== undefined && ESCAPED_NUL.test(text) ? "" : undefined;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const at = find(value[i], `${path}/${i}`, depth + 1);
-      if (at !== undefined) return at;
+      const at = find(value[i], depth + 1);
+      if (at !== undefined) return `/${i}${at}`;
     }
     return undefined;
   }
   for (const key of Object.keys(value)) {
-    const here = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-    if (holdsUnstorableText(key)) return here;
-    const at = find((value as Record<string, unknown>)[key], here, depth + 1);
-    if (at !== undefined) return at;
+    if (holdsUnstorableText(key)) return `/${pointerToken(key)}`;
+    const at = find((value as Record<string, unknown>)[key], depth + 1);
+    if (at !== undefined) return `/${pointerToken(key)}${at}`;
   }
   return undefined;
+}
+
+/** `key` as a JSON pointer reference token (RFC 6901: `~` as `~0`, `/` as `~1`). */
+function pointerToken(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
 /**
