@@ -323,48 +323,6 @@ async function claimLatency(http, worker) {
   };
 }
 
-// ---------------------------------------------------------------- 4. one owner at its cap
-
-async function atCap(node) {
-  const runner = new TaskRunner({ service: node.service, tools: [noop] });
-  const clients = runner.ownerLimits.maxRunningPerOwner;
-  const perClient = Math.ceil(AT_CAP_SAMPLES / clients);
-  const samples = [];
-  let queued = 0;
-  try {
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        for (let i = 0; i < perClient + 10; i++) {
-          const at = performance.now();
-          const task = await runner.start(OWNER, {
-            era: ERA,
-            request: { toolName: "noop", arguments: {} },
-          });
-          if (task.execution.holder === null) queued += 1;
-          const ended = await Promise.race([
-            node.service.waitFor(OWNER, task.taskId, (t) => isTerminal(t.status)),
-            timeout(10_000),
-          ]);
-          if (ended === null) throw new Error(`task ${task.taskId} did not end within 10 s`);
-          if (i >= 10) samples.push(performance.now() - at); // the first 10 warm up
-        }
-      }),
-    );
-  } finally {
-    await runner.shutdown({ drainMs: 5_000 });
-  }
-  samples.sort((a, b) => a - b);
-  return {
-    clients,
-    queued,
-    tasks: clients * (perClient + 10),
-    p50: percentile(samples, 0.5),
-    p90: percentile(samples, 0.9),
-    p99: percentile(samples, 0.99),
-    max: samples[samples.length - 1],
-  };
-}
-
 // ---------------------------------------------------------------- 3. failover
 
 function spawnWorker() {
@@ -455,6 +413,48 @@ async function failover(http, survivorNode) {
   }
   const sorted = [...samples].sort((a, b) => a - b);
   return { samples, median: percentile(sorted, 0.5), max: sorted[sorted.length - 1] };
+}
+
+// ---------------------------------------------------------------- 4. one owner at its cap
+
+async function atCap(node) {
+  const runner = new TaskRunner({ service: node.service, tools: [noop] });
+  const clients = runner.ownerLimits.maxRunningPerOwner;
+  const perClient = Math.ceil(AT_CAP_SAMPLES / clients);
+  const samples = [];
+  let queued = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        for (let i = 0; i < perClient + 10; i++) {
+          const at = performance.now();
+          const task = await runner.start(OWNER, {
+            era: ERA,
+            request: { toolName: "noop", arguments: {} },
+          });
+          if (task.execution.holder === null) queued += 1;
+          const ended = await Promise.race([
+            node.service.waitFor(OWNER, task.taskId, (t) => isTerminal(t.status)),
+            timeout(10_000),
+          ]);
+          if (ended === null) throw new Error(`task ${task.taskId} did not end within 10 s`);
+          if (i >= 10) samples.push(performance.now() - at); // the first 10 warm up
+        }
+      }),
+    );
+  } finally {
+    await runner.shutdown({ drainMs: 5_000 });
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    clients,
+    queued,
+    tasks: clients * (perClient + 10),
+    p50: percentile(samples, 0.5),
+    p90: percentile(samples, 0.9),
+    p99: percentile(samples, 0.99),
+    max: samples[samples.length - 1],
+  };
 }
 
 // ---------------------------------------------------------------- main
