@@ -25,8 +25,8 @@ import type { Statement } from "./plan.js";
  * connection the pool lends, and so do the statement's next runs for a while (see
  * `PREPARING_SWEEP` in `statement-runner.ts`), until every connection has it. `prepared`
  * does not look the statement up first: `pg_prepared_statements` copies the text of every
- * statement the connection has prepared, and that lookup made an empty claim on an idle
- * database take 0.45 ms instead of 0.26–0.30 ms (p50 of 400 in a row), inside the lock.
+ * statement the connection has prepared, and with that lookup an empty claim took 0.56–0.64
+ * ms instead of 0.42–0.58 ms, inside the lock (p50, `bench/locked-claim.bench.mjs`).
  */
 export interface LockedScript {
   readonly prepared: string;
