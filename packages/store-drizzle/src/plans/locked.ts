@@ -64,7 +64,8 @@ export class LockedScripts {
     if (prefix === undefined) {
       const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
       // The plan settings and the lock in one statement. Where the statement is missing,
-      // EXECUTE fails and the lock goes with the implicit transaction.
+      // EXECUTE fails and the lock goes with the implicit transaction (so a connection's
+      // first run of it waits for the lock twice: rare, against a lookup on every run).
       const prepared = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
   set_config('enable_seqscan', 'off', true), ${this.#lock};
 EXECUTE ${name}`;
