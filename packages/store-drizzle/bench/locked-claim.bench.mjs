@@ -10,8 +10,8 @@
 //   node bench/locked-claim.bench.mjs
 import { owner } from "@mcp-tasks/core";
 import { ownerScope } from "@mcp-tasks/core/store";
-import postgres from "postgres";
-import { createPostgresTaskStore, migrate } from "../dist/index.js";
+import { createPostgresTaskStore, dropTaskSchema, migrate } from "../dist/index.js";
+import { percentile } from "./percentile.mjs";
 
 const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const CLAIMS = Number(process.env.LOCKED_CLAIMS ?? 400);
@@ -30,7 +30,6 @@ const task = (taskId) => ({
 
 await migrate(URL, { schema });
 const store = await createPostgresTaskStore({ url: URL, schema, poolSize: 1, readPoolSize: 0 });
-const sql = postgres(URL, { max: 1, onnotice: () => {} });
 try {
   const scope = ownerScope(owner({ principalId: "bench" }), { requireOwner: false });
   // The statements a worker's connection runs: create, get, claim, complete, list.
@@ -51,12 +50,11 @@ try {
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
-  const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(3);
+  const at = (p) => percentile(times, p).toFixed(3);
   console.log(
     `empty claims under an owner limit, one connection, ${CLAIMS} in a row: p10 ${at(0.1)} / p50 ${at(0.5)} / p90 ${at(0.9)} ms`,
   );
 } finally {
   await store.close();
-  await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await sql.end({ timeout: 5 });
+  await dropTaskSchema(URL, schema);
 }

@@ -42,6 +42,7 @@ import {
 } from "@mcp-tasks/core";
 import { ownerScope } from "@mcp-tasks/core/store";
 import { createPostgresTaskStore, dropTaskSchema, migrate } from "../dist/index.js";
+import { percentile } from "./percentile.mjs";
 
 const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -108,10 +109,6 @@ async function openNode(name, onSchema = schema) {
   });
   cleanups.push(() => store.close());
   return { store, service: new TaskService({ store }) };
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
 // ---------------------------------------------------------------- 1. throughput
