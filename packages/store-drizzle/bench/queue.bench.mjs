@@ -13,7 +13,8 @@
 //    rounds, the store's own create rate (queued creates, the same in-flight count, a store
 //    of its own on a second fresh schema so that no worker hears of them), and the ratio
 //    queue/create. At most MAX_OUTSTANDING (512) tasks are unfinished at once (a producer
-//    waits for a slot: the http front's backpressure); the peak is printed. Rounds alternate
+//    waits for a slot: the http front's backpressure); the peak is printed, and so are the
+//    worker nodes' claim statements per 1,000 runs and the share of them that came back empty. Rounds alternate
 //    create / 1 worker / 2 workers, BENCH_ROUNDS (3) times, BENCH_SECONDS (2 s) measured each
 //    after a warm-up, following one uncounted round of each (the process's warm-up).
 // 2. Claim latency at low load: one task at a time, from `start()` resolving on the http
@@ -108,7 +109,17 @@ async function openNode(name, onSchema = schema) {
     applicationName: `mcp-tasks-bench-${name}`,
   });
   cleanups.push(() => store.close());
-  return { store, service: new TaskService({ store }) };
+  // The claim statements this node sends, and how many came back empty (part 1's detail):
+  // each is a statement under the claim lock when an owner limit applies.
+  const claims = { sent: 0, empty: 0 };
+  const claim = store.claim.bind(store);
+  store.claim = async (holder, options) => {
+    const claimed = await claim(holder, options);
+    claims.sent++;
+    if (claimed.length === 0) claims.empty++;
+    return claimed;
+  };
+  return { store, service: new TaskService({ store }), claims };
 }
 
 // ---------------------------------------------------------------- 1. throughput
@@ -163,6 +174,7 @@ async function queueRound(http, workerNodes) {
     for (const r of runners) slotSum += r.active / r.concurrency;
     slotSamples += runners.length;
   }, 5);
+  const claims0 = workerNodes.map((node) => ({ ...node.claims }));
   const cpu0 = process.cpuUsage();
   const start = performance.now();
   const warmEnd = start + WARMUP_MS;
@@ -220,7 +232,15 @@ async function queueRound(http, workerNodes) {
   while (polls.size > 0) await Promise.all([...polls]);
   for (const runner of runners) await runner.shutdown({ drainMs: 5_000 });
   if (notCompleted > 0) throw new Error(`${notCompleted} tasks did not complete`);
+  const runsStarted = runners.reduce((n, r) => n + r.stats.started, 0);
+  const claimsSent = workerNodes.reduce((n, node, i) => n + node.claims.sent - claims0[i].sent, 0);
+  const claimsEmpty = workerNodes.reduce(
+    (n, node, i) => n + node.claims.empty - claims0[i].empty,
+    0,
+  );
   return {
+    claimsPerThousand: (1000 * claimsSent) / Math.max(1, runsStarted),
+    emptyClaimShare: claimsEmpty / Math.max(1, claimsSent),
     rate: done / elapsed,
     peak,
     pollsPerTask: pollCount / Math.max(1, created),
@@ -231,7 +251,7 @@ async function queueRound(http, workerNodes) {
 }
 
 const detail = (r) =>
-  `(peak ${r.peak} unfinished, ${r.pollsPerTask.toFixed(1)} polls/task, handler slots ${Math.round(r.slotUse * 100)}% busy, runs ${r.started.join(" + ")}, this process ${Math.round(r.cpuShare * 100)}% CPU)`;
+  `(peak ${r.peak} unfinished, ${r.pollsPerTask.toFixed(1)} polls/task, handler slots ${Math.round(r.slotUse * 100)}% busy, runs ${r.started.join(" + ")}, ${r.claimsPerThousand.toFixed(0)} claims per 1,000 runs of which ${Math.round(r.emptyClaimShare * 100)}% empty, this process ${Math.round(r.cpuShare * 100)}% CPU)`;
 
 async function throughput(http, workers) {
   const creator = await openNode("create", createSchema);
