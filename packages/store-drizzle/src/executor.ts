@@ -23,6 +23,8 @@ export interface Executor {
    * wait for), and resolves with the last statement's rows.
    */
   readonly script: (text: string) => Promise<Row[]>;
+  /** Like {@link script}, resolving with every statement's rows, in order. */
+  readonly scriptResults: (text: string) => Promise<Row[][]>;
   /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
   transaction<T>(
     fn: (exec: (text: string) => Promise<void>, query: Query) => Promise<T>,
@@ -34,13 +36,14 @@ export interface Executor {
  * they fail fast rather than queue for a connection while the server refuses connections.
  */
 export function postgresExecutor(sql: Sql, reachability: Reachability): Executor {
+  const scriptResults = (text: string) =>
+    reachability.run(async () =>
+      eachResult((await sql.unsafe(text)) as unknown as Row[] | Row[][]),
+    );
   return {
     kind: "postgres",
-    script: (text) =>
-      reachability.run(async () => {
-        const results = (await sql.unsafe(text)) as unknown as Row[] | Row[][];
-        return lastResult(results);
-      }),
+    script: async (text) => (await scriptResults(text)).at(-1) ?? [],
+    scriptResults,
     query: (text, params) =>
       reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
         Row[]
@@ -62,9 +65,12 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
 
 /** An executor over a PGlite instance (one in-process connection, so calls queue). */
 export function pgliteExecutor(db: PGlite): Executor {
+  const scriptResults = async (text: string) =>
+    (await db.exec(text)).map((result) => result.rows as Row[]);
   return {
     kind: "pglite",
-    script: async (text) => (await db.exec(text)).at(-1)?.rows ?? [],
+    script: async (text) => (await scriptResults(text)).at(-1) ?? [],
+    scriptResults,
     query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
     transaction: (fn) =>
       db.transaction((tx) =>
@@ -78,8 +84,7 @@ export function pgliteExecutor(db: PGlite): Executor {
   };
 }
 
-/** The last statement's rows of a multi-statement result (postgres.js nests them; one alone is not). */
-function lastResult(results: Row[] | Row[][]): Row[] {
-  const last = results.at(-1);
-  return Array.isArray(last) ? (last as Row[]) : (results as Row[]);
+/** Each statement's rows of a script's result (postgres.js nests them; one alone is not). */
+function eachResult(results: Row[] | Row[][]): Row[][] {
+  return Array.isArray(results.at(-1)) ? (results as Row[][]) : [results as Row[]];
 }

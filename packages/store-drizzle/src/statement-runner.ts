@@ -1,7 +1,7 @@
 import { taskErrors } from "@mcp-tasks/core/store";
 import { isNotPrepared, mapDriverError } from "./errors.js";
 import type { Executor, Query, Row } from "./executor.js";
-import { LockedScripts } from "./plans/locked.js";
+import { type LockedScript, LockedScripts } from "./plans/locked.js";
 import type { Statement } from "./plans/plan.js";
 
 /**
@@ -54,25 +54,58 @@ export class StatementRunner {
   locked(operation: string, statement: Statement): Promise<Row[]> {
     // Built first: a value no literal can carry is refused as it is, not as a driver error.
     const script = this.#locked.script(statement);
-    const sweep = this.#preparingSweeps.get(statement.text);
+    return this.#sendLocked(operation, statement.text, script, this.#exec.script);
+  }
+
+  /**
+   * Runs `before`, then `statement`, after the claim lock, in one transaction sent in one
+   * round trip (see `LockedScripts.scriptAfter`); resolves with the rows of each. Nothing
+   * of either is written when one fails.
+   */
+  async lockedAfter(
+    operation: string,
+    before: Statement,
+    statement: Statement,
+  ): Promise<[before: Row[], rows: Row[]]> {
+    const script = this.#locked.scriptAfter(before, statement);
+    const results = await this.#sendLocked(
+      operation,
+      `${before.text}\u0000${statement.text}`,
+      script,
+      this.#exec.scriptResults,
+    );
+    return [results.at(-2) ?? [], results.at(-1) ?? []];
+  }
+
+  /**
+   * Sends a locked script, assuming its statements are prepared on the connection, and
+   * preparing them when they are not (see {@link PREPARING_SWEEP}); `key` names the script.
+   */
+  #sendLocked<T>(
+    operation: string,
+    key: string,
+    script: LockedScript,
+    run: (text: string) => Promise<T>,
+  ): Promise<T> {
+    const sweep = this.#preparingSweeps.get(key);
     if (sweep !== undefined) {
-      if (sweep > 1) this.#preparingSweeps.set(statement.text, sweep - 1);
-      else this.#preparingSweeps.delete(statement.text);
-      return this.#send(operation, () => this.#exec.script(script.preparing()));
+      if (sweep > 1) this.#preparingSweeps.set(key, sweep - 1);
+      else this.#preparingSweeps.delete(key);
+      return this.#send(operation, () => run(script.preparing()));
     }
     return this.#send(operation, async () => {
       try {
-        return await this.#exec.script(script.prepared);
+        return await run(script.prepared);
       } catch (error) {
         // Not prepared on this connection yet (nothing ran: the script stopped there).
         if (!isNotPrepared(error)) throw error;
-        this.#preparingSweeps.set(statement.text, PREPARING_SWEEP);
-        return this.#exec.script(script.preparing());
+        this.#preparingSweeps.set(key, PREPARING_SWEEP);
+        return run(script.preparing());
       }
     });
   }
 
-  async #send(operation: string, send: () => Promise<Row[]>): Promise<Row[]> {
+  async #send<T>(operation: string, send: () => Promise<T>): Promise<T> {
     if (this.#closed) throw taskErrors.storeUnavailable(`${operation}: the store was closed`);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

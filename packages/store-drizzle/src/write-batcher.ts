@@ -99,6 +99,14 @@ export class WriteBatcher<I, R> {
     });
   }
 
+  /**
+   * Whether a batch leaves by the end of this turn: writes wait, and a batch may go out (see
+   * {@link #flush}, which a queued write has scheduled or a returning batch runs).
+   */
+  sendsSoon(): boolean {
+    return this.#queue.length > 0 && this.#inFlight.size < this.#maxInFlight;
+  }
+
   /** Resolves once every batch sent so far has been answered. */
   async idle(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);

@@ -13,10 +13,12 @@ import {
   retryingMessage,
   WORKER_LOST_ERROR,
 } from "@mcp-tasks/core/store";
+import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   createPGliteTaskStore,
   createPostgresTaskStore,
+  createTaskStore,
   type DrizzleTaskStore,
   migrate,
 } from "../src/index.js";
@@ -34,20 +36,25 @@ afterAll(async () => {
   await db.close();
 });
 
+/** The schema of the store opened last. */
+let openedSchema = "";
 const backends: [string, (clock: ManualClock) => Promise<DrizzleTaskStore>][] = [
   [
     "PostgreSQL",
     async (clock) => {
       const schema = freshSchemaName("q");
       schemas.push(schema);
+      openedSchema = schema;
       await migrate(DATABASE_URL, { schema });
       return createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 4 });
     },
   ],
   [
     "PGlite",
-    (clock) =>
-      createPGliteTaskStore({ client: db, schema: freshSchemaName("q"), migrate: true, clock }),
+    (clock) => {
+      openedSchema = freshSchemaName("q");
+      return createPGliteTaskStore({ client: db, schema: openedSchema, migrate: true, clock });
+    },
   ],
 ];
 
@@ -71,6 +78,41 @@ const fenced = (scope: OwnerScope, t: TaskRecord): OwnerScope => ({
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
   await expect(promise).rejects.toSatisfy((e: unknown) => isTaskError(e, code as never));
+}
+
+/**
+ * Two runs of Alice's end while a claim under her limit of 2 is sent in the same turn: the
+ * claim goes with their batch, after it, and takes the places they freed (sent beside it,
+ * it counted them running); then again once every statement is prepared on the connection.
+ */
+async function claimRidesWithEndings(store: DrizzleTaskStore): Promise<void> {
+  const limits = { limit: 4, leaseMs: 5000, maxRunningPerOwner: 2 };
+  const lease = { holder: "w1", durationMs: 5000 };
+  const running = await Promise.all([1, 2].map(() => store.create(newTask({ lease }), ALICE)));
+  const queued = await store.create(newTask(), ALICE);
+  // Alone, a claim finds Alice at her limit.
+  expect(await store.claim("w2", limits)).toEqual([]);
+  // Both runs end, and a claim is sent in the same turn: it goes with their batch, after
+  // it, and takes the places they freed (sent beside it, it counted them running).
+  const [first, second, claimed] = await Promise.all([
+    store.complete(running[0]!.taskId, fenced(ALICE, running[0]!), { n: 1 }),
+    store.complete(running[1]!.taskId, fenced(ALICE, running[1]!), { n: 2 }),
+    store.claim("w2", limits),
+  ]);
+  expect([first.status, second.status]).toEqual(["completed", "completed"]);
+  expect(claimed.map((t) => t.taskId)).toEqual([queued.taskId]);
+  expect(claimed[0]!.execution).toMatchObject({ holder: "w2", attempt: 1, fencingToken: 1 });
+  for (const t of [first, second, claimed[0]!]) {
+    expect(await store.get(t.taskId, ALICE)).toEqual(t);
+  }
+  // Again (the statements prepared where that script ran): Alice's one run ends, and the
+  // claim takes two (alone, it would take one).
+  const more = [await store.create(newTask(), ALICE), await store.create(newTask(), ALICE)];
+  const [, again] = await Promise.all([
+    store.complete(queued.taskId, fenced(ALICE, claimed[0]!), {}),
+    store.claim("w2", limits),
+  ]);
+  expect(again.map((t) => t.taskId)).toEqual(more.map((t) => t.taskId));
 }
 
 for (const [name, open] of backends) {
@@ -283,6 +325,38 @@ for (const [name, open] of backends) {
       expect(ended).toHaveLength(5);
     });
 
+    it("a claim under an owner limit sent while endings wait for their batch runs after them, in their round trip, and takes the places they free", () =>
+      claimRidesWithEndings(store));
+
+    it("a claim that rode with a batch of endings the database refused is sent alone", async () => {
+      const lease = { holder: "w1", durationMs: 5000 };
+      const [refused, accepted] = await Promise.all(
+        [1, 2].map(() => store.create(newTask({ lease }), ALICE)),
+      );
+      const queued = await store.create(newTask(), BOB);
+      // The database refuses to end `refused` (a trigger of this test's own).
+      await store.query(`CREATE FUNCTION "${openedSchema}".refuse() RETURNS trigger
+        LANGUAGE plpgsql AS $$ BEGIN
+          IF NEW.id = '${refused!.taskId}' AND NEW.status = 'completed' THEN
+            RAISE EXCEPTION 'refused by the test';
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await store.query(`CREATE TRIGGER refuse BEFORE UPDATE ON "${openedSchema}".mcp_tasks
+        FOR EACH ROW EXECUTE FUNCTION "${openedSchema}".refuse()`);
+      const outcomes = await Promise.allSettled([
+        store.complete(refused!.taskId, fenced(ALICE, refused!), {}),
+        store.complete(accepted!.taskId, fenced(ALICE, accepted!), {}),
+        store.claim("w2", { limit: 4, leaseMs: 5000, maxRunningPerOwner: 2 }),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
+      // Bob's task, under his limit whatever Alice's endings did, was claimed all the same.
+      const claimed = (outcomes[2] as PromiseFulfilledResult<TaskRecord[]>).value;
+      expect(claimed.map((c) => c.taskId)).toEqual([queued.taskId]);
+      expect((await store.get(refused!.taskId, ALICE)).status).toBe("working");
+      expect((await store.get(accepted!.taskId, ALICE)).status).toBe("completed");
+    });
+
     it("renewing a lease is bookkeeping: a new deadline, no version, no event", async () => {
       const t = await store.create(newTask({ lease: { holder: "w1", durationMs: 1000 } }), ALICE);
       await seen();
@@ -458,3 +532,24 @@ for (const [name, open] of backends) {
     });
   });
 }
+
+// The script that carries endings and a claim reads every statement's rows: each driver
+// returns them its own way.
+describe("queue (node-postgres Pool)", () => {
+  it("a claim sent while endings wait for their batch takes the places they free", async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    const schema = freshSchemaName("q");
+    schemas.push(schema);
+    try {
+      await migrate(pool, { schema });
+      const store = await createTaskStore({ client: pool, schema });
+      try {
+        await claimRidesWithEndings(store);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+});

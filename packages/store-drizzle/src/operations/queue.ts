@@ -45,8 +45,9 @@ export async function claim(
   // cluster, so each counts the running tasks the ones before it took. Without one there
   // is nothing to count: claims run side by side, on disjoint rows (SKIP LOCKED).
   const limited = options.maxRunningPerOwner != null || options.maxWaitingPerOwner != null;
+  // Riding with this store's endings of this turn when some leave: it takes their places.
   const rows = limited
-    ? await ctx.runner.locked("claim", statement)
+    ? await (ctx.settles.claimAfterEndings(statement) ?? ctx.runner.locked("claim", statement))
     : await ctx.runner.run("claim", statement);
   // RETURNING gives no order: oldest first, as they were picked.
   rows.sort((x, y) => Number(x.seq) - Number(y.seq));

@@ -40,46 +40,88 @@ interface ScriptPrefixes {
   readonly preparing: string;
 }
 
+/** A statement's server-side prepared statement: its name, and the block that makes it. */
+interface Prepared {
+  readonly name: string;
+  /** A block that prepares it where the connection has not. */
+  readonly prepare: string;
+}
+
 /** Builds the locked scripts of one table's statements. */
 export class LockedScripts {
-  /** The claim lock, an advisory lock keyed by the table's name (an SQL expression). */
-  readonly #lock: string;
+  /**
+   * The statement that takes the claim lock (an advisory lock keyed by the table's name),
+   * with the plan settings of the statements after it.
+   */
+  readonly #lockStatement: string;
   /** Each statement's script prefixes, by text (a handful: claims and creates). */
   readonly #prefixes = new Map<string, ScriptPrefixes>();
+  /** Each statement's prepared statement, by text. */
+  readonly #prepared = new Map<string, Prepared>();
 
   constructor(table: string) {
-    this.#lock = `pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text))`;
+    this.#lockStatement = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
+  set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text));
+`;
   }
 
   /** `statement` as scripts that take the claim lock first; their rows are the statement's. */
   script(statement: Statement): LockedScript {
     const prefix = this.#prefix(statement.text);
-    const args = `(${statement.values.map(sqlLiteral).join(", ")})`;
+    const args = argumentsOf(statement);
     return { prepared: `${prefix.prepared}${args}`, preparing: () => `${prefix.preparing}${args}` };
+  }
+
+  /**
+   * `before`, then `statement`, both after the claim lock, in one transaction; the scripts'
+   * last two results are their rows. `before` runs under the lock too: a write that waited
+   * for the lock would hold its rows meanwhile (the usage counters, say), which a statement
+   * holding the lock may wait for, a deadlock; taken first, the lock comes before any row.
+   */
+  scriptAfter(before: Statement, statement: Statement): LockedScript {
+    const first = this.#preparedOf(before.text);
+    const second = this.#preparedOf(statement.text);
+    const prepared = `${this.#lockStatement}EXECUTE ${first.name}${argumentsOf(before)};
+EXECUTE ${second.name}${argumentsOf(statement)}`;
+    return { prepared, preparing: () => `${first.prepare}${second.prepare}${prepared}` };
   }
 
   /** The part of the scripts that depends only on the statement: built once per statement. */
   #prefix(text: string): ScriptPrefixes {
     let prefix = this.#prefixes.get(text);
     if (prefix === undefined) {
-      const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-      // The plan settings and the lock in one statement. Where the statement is missing,
-      // EXECUTE fails and the lock goes with the implicit transaction (so a connection's
-      // first run of it waits for the lock twice: rare, against a lookup on every run).
-      const prepared = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-  set_config('enable_seqscan', 'off', true), ${this.#lock};
-EXECUTE ${name}`;
-      const preparing = `DO $prepare$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
-    EXECUTE ${dollarQuoted(`PREPARE ${name} AS ${text}`)};
-  END IF;
-END $prepare$;
-${prepared}`;
-      prefix = { prepared, preparing };
+      const { name, prepare } = this.#preparedOf(text);
+      // Where the statement is missing, EXECUTE fails and the lock goes with the implicit
+      // transaction (so a connection's first run of it waits for the lock twice: rare,
+      // against a lookup on every run).
+      const prepared = `${this.#lockStatement}EXECUTE ${name}`;
+      prefix = { prepared, preparing: `${prepare}${prepared}` };
       this.#prefixes.set(text, prefix);
     }
     return prefix;
   }
+
+  /** The prepared statement of `text`: built once per statement. */
+  #preparedOf(text: string): Prepared {
+    let prepared = this.#prepared.get(text);
+    if (prepared === undefined) {
+      const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      const prepare = `DO $prepare$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
+    EXECUTE ${dollarQuoted(`PREPARE ${name} AS ${text}`)};
+  END IF;
+END $prepare$;
+`;
+      prepared = { name, prepare };
+      this.#prepared.set(text, prepared);
+    }
+    return prepared;
+  }
+}
+
+/** A statement's values as the argument list of its EXECUTE. */
+function argumentsOf(statement: Statement): string {
+  return `(${statement.values.map(sqlLiteral).join(", ")})`;
 }
 
 /**
