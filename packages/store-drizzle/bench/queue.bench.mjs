@@ -14,9 +14,10 @@
 //    of its own on a second fresh schema so that no worker hears of them), and the ratio
 //    queue/create. At most MAX_OUTSTANDING (512) tasks are unfinished at once (a producer
 //    waits for a slot: the http front's backpressure); the peak is printed, and so are the
-//    worker nodes' claim statements per 1,000 runs and the share of them that came back empty. Rounds alternate
-//    create / 1 worker / 2 workers, BENCH_ROUNDS (3) times, BENCH_SECONDS (2 s) measured each
-//    after a warm-up, following one uncounted round of each (the process's warm-up).
+//    worker nodes' claim statements per 1,000 runs and the share that came back empty.
+//    Rounds alternate create / 1 worker / 2 workers, BENCH_ROUNDS (3) times, BENCH_SECONDS
+//    (2 s) measured each after a warm-up, following one uncounted round of each (the
+//    process's warm-up).
 // 2. Claim latency at low load: one task at a time, from `start()` resolving on the http
 //    node (the create committed) to its handler starting on a worker node (both timestamps
 //    in this process); LATENCY_SAMPLES (200).

@@ -20,11 +20,9 @@ export interface Executor {
   /**
    * Runs statements without parameters (`;`-separated) in one round trip, as one implicit
    * transaction (all or nothing; each statement sees what the ones before it committed to
-   * wait for), and resolves with the last statement's rows.
+   * wait for), and resolves with every statement's rows, in order.
    */
-  readonly script: (text: string) => Promise<Row[]>;
-  /** Like {@link script}, resolving with every statement's rows, in order. */
-  readonly scriptResults: (text: string) => Promise<Row[][]>;
+  readonly script: (text: string) => Promise<Row[][]>;
   /** Runs `fn` in one transaction; statements without parameters may hold several commands. */
   transaction<T>(
     fn: (exec: (text: string) => Promise<void>, query: Query) => Promise<T>,
@@ -36,14 +34,12 @@ export interface Executor {
  * they fail fast rather than queue for a connection while the server refuses connections.
  */
 export function postgresExecutor(sql: Sql, reachability: Reachability): Executor {
-  const scriptResults = (text: string) =>
-    reachability.run(async () =>
-      eachResult((await sql.unsafe(text)) as unknown as Row[] | Row[][]),
-    );
   return {
     kind: "postgres",
-    script: async (text) => (await scriptResults(text)).at(-1) ?? [],
-    scriptResults,
+    script: (text) =>
+      reachability.run(async () =>
+        eachResult((await sql.unsafe(text)) as unknown as Row[] | Row[][]),
+      ),
     query: (text, params) =>
       reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
         Row[]
@@ -65,12 +61,9 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
 
 /** An executor over a PGlite instance (one in-process connection, so calls queue). */
 export function pgliteExecutor(db: PGlite): Executor {
-  const scriptResults = async (text: string) =>
-    (await db.exec(text)).map((result) => result.rows as Row[]);
   return {
     kind: "pglite",
-    script: async (text) => (await scriptResults(text)).at(-1) ?? [],
-    scriptResults,
+    script: async (text) => (await db.exec(text)).map((result) => result.rows as Row[]),
     query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
     transaction: (fn) =>
       db.transaction((tx) =>

@@ -149,16 +149,14 @@ export function nodePostgresExecutor(target: NodePostgresPool | NodePostgresClie
       throw error;
     }
   };
-  const scriptResults = async (text: string) => {
-    const results = (await target.query({ text, types: STORE_TYPES } as never)) as unknown as
-      | { rows: Row[] }
-      | { rows: Row[] }[];
-    return Array.isArray(results) ? results.map((result) => result.rows) : [results.rows];
-  };
   return {
     kind: "node-postgres",
-    script: async (text) => (await scriptResults(text)).at(-1) ?? [],
-    scriptResults,
+    script: async (text) => {
+      const results = (await target.query({ text, types: STORE_TYPES } as never)) as unknown as
+        | { rows: Row[] }
+        | { rows: Row[] }[];
+      return Array.isArray(results) ? results.map((result) => result.rows) : [results.rows];
+    },
     query: async (text, params) =>
       (
         await target.query({

@@ -51,10 +51,11 @@ export class StatementRunner {
    * Runs `statement` after the claim lock, in one round trip (see `plans/locked.ts`): it
    * runs one at a time with every other such statement on any node.
    */
-  locked(operation: string, statement: Statement): Promise<Row[]> {
+  async locked(operation: string, statement: Statement): Promise<Row[]> {
     // Built first: a value no literal can carry is refused as it is, not as a driver error.
     const script = this.#locked.script(statement);
-    return this.#sendLocked(operation, statement.text, script, this.#exec.script);
+    const results = await this.#sendLocked(operation, statement.text, script);
+    return results.at(-1) ?? [];
   }
 
   /**
@@ -68,25 +69,18 @@ export class StatementRunner {
     statement: Statement,
   ): Promise<[before: Row[], rows: Row[]]> {
     const script = this.#locked.scriptAfter(before, statement);
-    const results = await this.#sendLocked(
-      operation,
-      `${before.text}\u0000${statement.text}`,
-      script,
-      this.#exec.scriptResults,
-    );
+    const key = `${before.text}\u0000${statement.text}`;
+    const results = await this.#sendLocked(operation, key, script);
     return [results.at(-2) ?? [], results.at(-1) ?? []];
   }
 
   /**
    * Sends a locked script, assuming its statements are prepared on the connection, and
    * preparing them when they are not (see {@link PREPARING_SWEEP}); `key` names the script.
+   * Resolves with every statement's rows.
    */
-  #sendLocked<T>(
-    operation: string,
-    key: string,
-    script: LockedScript,
-    run: (text: string) => Promise<T>,
-  ): Promise<T> {
+  #sendLocked(operation: string, key: string, script: LockedScript): Promise<Row[][]> {
+    const run = this.#exec.script;
     const sweep = this.#preparingSweeps.get(key);
     if (sweep !== undefined) {
       if (sweep > 1) this.#preparingSweeps.set(key, sweep - 1);

@@ -34,12 +34,6 @@ export interface LockedScript {
   preparing(): string;
 }
 
-/** The parts of a statement's scripts that depend only on its text. */
-interface ScriptPrefixes {
-  readonly prepared: string;
-  readonly preparing: string;
-}
-
 /** A statement's server-side prepared statement: its name, and the block that makes it. */
 interface Prepared {
   readonly name: string;
@@ -54,9 +48,7 @@ export class LockedScripts {
    * with the plan settings of the statements after it.
    */
   readonly #lockStatement: string;
-  /** Each statement's script prefixes, by text (a handful: claims and creates). */
-  readonly #prefixes = new Map<string, ScriptPrefixes>();
-  /** Each statement's prepared statement, by text. */
+  /** Each statement's prepared statement, by text (a handful: claims, creates, endings). */
   readonly #prepared = new Map<string, Prepared>();
 
   constructor(table: string) {
@@ -65,11 +57,16 @@ export class LockedScripts {
 `;
   }
 
-  /** `statement` as scripts that take the claim lock first; their rows are the statement's. */
+  /**
+   * `statement` as scripts that take the claim lock first; their last result is the
+   * statement's rows. Where the statement is missing, EXECUTE fails and the lock goes with
+   * the implicit transaction (so a connection's first run of it waits for the lock twice:
+   * rare, against a lookup on every run).
+   */
   script(statement: Statement): LockedScript {
-    const prefix = this.#prefix(statement.text);
-    const args = argumentsOf(statement);
-    return { prepared: `${prefix.prepared}${args}`, preparing: () => `${prefix.preparing}${args}` };
+    const { name, prepare } = this.#preparedOf(statement.text);
+    const prepared = `${this.#lockStatement}EXECUTE ${name}${argumentsOf(statement)}`;
+    return { prepared, preparing: () => `${prepare}${prepared}` };
   }
 
   /**
@@ -84,21 +81,6 @@ export class LockedScripts {
     const prepared = `${this.#lockStatement}EXECUTE ${first.name}${argumentsOf(before)};
 EXECUTE ${second.name}${argumentsOf(statement)}`;
     return { prepared, preparing: () => `${first.prepare}${second.prepare}${prepared}` };
-  }
-
-  /** The part of the scripts that depends only on the statement: built once per statement. */
-  #prefix(text: string): ScriptPrefixes {
-    let prefix = this.#prefixes.get(text);
-    if (prefix === undefined) {
-      const { name, prepare } = this.#preparedOf(text);
-      // Where the statement is missing, EXECUTE fails and the lock goes with the implicit
-      // transaction (so a connection's first run of it waits for the lock twice: rare,
-      // against a lookup on every run).
-      const prepared = `${this.#lockStatement}EXECUTE ${name}`;
-      prefix = { prepared, preparing: `${prepare}${prepared}` };
-      this.#prefixes.set(text, prefix);
-    }
-    return prefix;
   }
 
   /** The prepared statement of `text`: built once per statement. */
