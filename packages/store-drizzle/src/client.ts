@@ -50,7 +50,14 @@ export async function createTaskStore(options: TaskStoreOptions): Promise<Drizzl
   let backend: StoreBackend;
   switch (resolved.driver) {
     case "postgres":
-      backend = postgresBackend(resolved.sql, resolved.sql, keep, options.notifyIntervalMs);
+      backend = postgresBackend(resolved.sql, resolved.sql, keep, {
+        ...(options.notifyIntervalMs !== undefined && {
+          notifyIntervalMs: options.notifyIntervalMs,
+        }),
+        ...(options.operationTimeoutMs !== undefined && {
+          operationTimeoutMs: options.operationTimeoutMs,
+        }),
+      });
       break;
     case "pglite":
       await resolved.db.waitReady;

@@ -8,6 +8,7 @@ import {
   type NodePostgresPool,
   nodePostgresExecutor,
 } from "./node-postgres.js";
+import { DEFAULT_OPERATION_TIMEOUT_MS } from "./options.js";
 import { Reachability } from "./reachability.js";
 
 /**
@@ -78,7 +79,7 @@ export function resolveClient(client: unknown, what = "client"): ResolvedClient 
 export function executorFor(resolved: ResolvedClient): Executor {
   switch (resolved.driver) {
     case "postgres":
-      return postgresExecutor(resolved.sql, new Reachability());
+      return postgresExecutor(resolved.sql, new Reachability(DEFAULT_OPERATION_TIMEOUT_MS));
     case "pglite":
       return pgliteExecutor(resolved.db);
     case "pg-pool":

@@ -51,10 +51,10 @@ export function postgresBackend(
   sql: Sql,
   notifySql: Sql,
   release: () => Promise<void>,
-  notifyIntervalMs = 5,
-  readSql?: Sql,
+  link: { notifyIntervalMs?: number; operationTimeoutMs?: number; readSql?: Sql } = {},
 ): StoreBackend {
-  const reachability = new Reachability();
+  const { notifyIntervalMs = 5, readSql } = link;
+  const reachability = new Reachability(link.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS);
   return {
     executor: postgresExecutor(sql, reachability),
     ...(readSql !== undefined && { reads: postgresExecutor(readSql, reachability).query }),
@@ -137,7 +137,11 @@ export async function createPostgresTaskStore(
     }
   }
   const store = new DrizzleTaskStore(
-    postgresBackend(sql, notifySql, release, options.notifyIntervalMs, readSql),
+    postgresBackend(sql, notifySql, release, {
+      ...(options.notifyIntervalMs !== undefined && { notifyIntervalMs: options.notifyIntervalMs }),
+      operationTimeoutMs: timeoutMs,
+      ...(readSql !== undefined && { readSql }),
+    }),
     options,
     "after-commit",
   );

@@ -8,7 +8,10 @@
  * until a statement succeeds again, one statement at a time is let through to the driver as
  * a probe; the others fail at once as unreachable, without entering the driver's queue (so a
  * write the caller was told failed never runs later). The probe reconnects the pool when the
- * server is back, and its success ends the fail-fast spell by itself.
+ * server is back, and its success ends the fail-fast spell by itself. A probe the driver
+ * leaves unanswered for longer than the store's operation timeout (its caller has failed by
+ * then) no longer holds the others back: the next statement goes as a new probe, so a lost
+ * driver promise cannot keep the store failing for good.
  */
 
 /** Codes that mean a connection could not be opened at all (not: an open one was lost). */
@@ -28,24 +31,38 @@ export const UNREACHABLE_CODE = "DATABASE_UNREACHABLE";
 
 /** Tracks whether the database refused connections lately, and fails fast while it does. */
 export class Reachability {
+  readonly #probeTimeoutMs: number;
   /** True between a refused connect and the next statement that succeeds. */
   #refusing = false;
-  #probing = false;
+  /** The probe out, if any: a token of its own, so a late one cannot clear its successor. */
+  #probe: object | null = null;
+
+  /** @param probeTimeoutMs How long a probe holds the others back at most (the operation timeout). */
+  constructor(probeTimeoutMs: number) {
+    this.#probeTimeoutMs = probeTimeoutMs;
+  }
 
   /** Runs the statement `start` starts, unless connects are refused and a probe is out. */
   async run<T>(start: () => PromiseLike<T>): Promise<T> {
     if (!this.#refusing) return this.#watch(start());
-    if (this.#probing) {
+    if (this.#probe !== null) {
       throw Object.assign(
         new Error("PostgreSQL refused connections; waiting for a reconnect attempt to succeed"),
         { code: UNREACHABLE_CODE },
       );
     }
-    this.#probing = true;
+    const probe = {};
+    this.#probe = probe;
+    const release = () => {
+      if (this.#probe === probe) this.#probe = null;
+    };
+    const abandon = setTimeout(release, this.#probeTimeoutMs);
+    abandon.unref?.();
     try {
       return await this.#watch(start());
     } finally {
-      this.#probing = false;
+      clearTimeout(abandon);
+      release();
     }
   }
 

@@ -130,7 +130,7 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
    * time: `prepared` (assumed there), `missing` (assumed, and not there), or `preparing`.
    */
   const recordedClaims = (sql: postgres.Sql, schema: string) => {
-    const exec = postgresExecutor(sql, new Reachability());
+    const exec = postgresExecutor(sql, new Reachability(10_000));
     const sent: ("prepared" | "missing" | "preparing")[] = [];
     const runner = new StatementRunner(
       {
