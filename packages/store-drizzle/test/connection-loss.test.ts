@@ -1,59 +1,11 @@
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { isTaskError, owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
 import { DATABASE_URL, dropSchemas, freshSchemaName, newTask, sleep } from "./helpers.js";
+import { Relay } from "./relay.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
-const target = new URL(DATABASE_URL);
-
-/**
- * A TCP relay between the store and the real PostgreSQL on 127.0.0.1, which the test can
- * cut (every connection reset, the port closed), black-hole (accepts, never answers) and
- * restore on the same port: the database "goes away" without stopping the shared server.
- */
-class Relay {
-  #server: Server | null = null;
-  readonly #sockets = new Set<Socket>();
-  blackHole = false;
-  port = 0;
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      this.#sockets.add(client);
-      client.on("close", () => this.#sockets.delete(client));
-      client.on("error", () => {});
-      if (this.blackHole) return;
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      this.#sockets.add(upstream);
-      upstream.on("close", () => this.#sockets.delete(upstream));
-      upstream.on("error", () => client.destroy());
-      client.on("error", () => upstream.destroy());
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    this.port = (server.address() as { port: number }).port;
-    this.#server = server;
-  }
-
-  async stop(): Promise<void> {
-    for (const s of this.#sockets) s.destroy();
-    this.#sockets.clear();
-    const server = this.#server;
-    this.#server = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  url(): string {
-    const u = new URL(DATABASE_URL);
-    u.hostname = "127.0.0.1";
-    u.port = String(this.port);
-    return u.toString();
-  }
-}
 
 async function expectUnavailable(promise: Promise<unknown>): Promise<number> {
   const started = Date.now();
