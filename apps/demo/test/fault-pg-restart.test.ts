@@ -182,9 +182,11 @@ describe("PostgreSQL restarted under load", () => {
     state.phase = "after";
     timeline.push(`started at +${Date.now() - t0} ms`);
 
-    // The same node serves again, without a restart (bounded wait).
+    // The same node serves again, without a restart, within 10 s (it takes well under a
+    // second; a driver connection that kept timing out took 25-30 s, see store-drizzle's
+    // patches/postgres@3.4.9.patch).
     let recovered = false;
-    for (let i = 0; i < 150 && !recovered; i++) {
+    for (const deadline = Date.now() + 10_000; !recovered && Date.now() < deadline; ) {
       const { result } = await get(url, running[0] as string);
       recovered = result !== undefined;
       if (!recovered) await sleep(200);
