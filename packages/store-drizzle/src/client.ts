@@ -51,12 +51,8 @@ export async function createTaskStore(options: TaskStoreOptions): Promise<Drizzl
   switch (resolved.driver) {
     case "postgres":
       backend = postgresBackend(resolved.sql, resolved.sql, keep, {
-        ...(options.notifyIntervalMs !== undefined && {
-          notifyIntervalMs: options.notifyIntervalMs,
-        }),
-        ...(options.operationTimeoutMs !== undefined && {
-          operationTimeoutMs: options.operationTimeoutMs,
-        }),
+        notifyIntervalMs: options.notifyIntervalMs,
+        operationTimeoutMs: options.operationTimeoutMs,
       });
       break;
     case "pglite":

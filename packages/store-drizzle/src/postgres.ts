@@ -45,13 +45,18 @@ export interface PostgresTaskStoreOptions extends DrizzleTaskStoreOptions {
 
 /**
  * The store's link to PostgreSQL through postgres.js: statements on `sql`, LISTEN on its
- * dedicated connection, after-commit notification batches on `notifySql`.
+ * dedicated connection, after-commit notification batches on `notifySql`. `link` holds
+ * the optional settings (left out or `undefined`: the defaults).
  */
 export function postgresBackend(
   sql: Sql,
   notifySql: Sql,
   release: () => Promise<void>,
-  link: { notifyIntervalMs?: number; operationTimeoutMs?: number; readSql?: Sql } = {},
+  link: {
+    notifyIntervalMs?: number | undefined;
+    operationTimeoutMs?: number | undefined;
+    readSql?: Sql | undefined;
+  } = {},
 ): StoreBackend {
   const { notifyIntervalMs = 5, readSql } = link;
   const reachability = new Reachability(link.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS);
@@ -138,9 +143,9 @@ export async function createPostgresTaskStore(
   }
   const store = new DrizzleTaskStore(
     postgresBackend(sql, notifySql, release, {
-      ...(options.notifyIntervalMs !== undefined && { notifyIntervalMs: options.notifyIntervalMs }),
+      notifyIntervalMs: options.notifyIntervalMs,
       operationTimeoutMs: timeoutMs,
-      ...(readSql !== undefined && { readSql }),
+      readSql,
     }),
     options,
     "after-commit",

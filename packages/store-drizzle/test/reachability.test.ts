@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Reachability, UNREACHABLE_CODE } from "../src/reachability.js";
+import { sleep } from "./helpers.js";
 
 const refused = () => Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }));
 const never = () => new Promise<never>(() => {});
@@ -33,7 +34,7 @@ describe("Reachability", () => {
     expect(await codeOf(reach.run(refused))).toBe("ECONNREFUSED");
     void reach.run(never); // lost by the driver: never settles
     expect(await codeOf(reach.run(async () => "held"))).toBe(UNREACHABLE_CODE);
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    await sleep(120);
     // The next statement goes as a new probe; its success ends the spell.
     expect(await reach.run(async () => "through")).toBe("through");
     expect(await reach.run(async () => "again")).toBe("again");
@@ -46,7 +47,7 @@ describe("Reachability", () => {
     const first = reach.run(
       () => new Promise<never>((_, reject) => (answerFirst = () => reject(new Error("late")))),
     );
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    await sleep(120);
     const second = reach.run(never); // the new probe, still out
     answerFirst();
     expect(await codeOf(first)).toBe("undefined");
