@@ -113,6 +113,15 @@ export class ClaimScheduler {
    * their freed place for a claim when they end (see {@link runEnded}).
    */
   readonly #seenQueued = new Map<string, number>();
+  /**
+   * Owners (keys) the store found at their cap when this node had room for them: a create
+   * of theirs that asked for a lease came back queued, the cap held by runs elsewhere (other
+   * nodes, or a lost worker whose lease has not run out yet). Until a place may have come
+   * free, their next creates ask for no lease and their `queued` changes wake no claim (see
+   * {@link #placeMayHaveFreed}). Under such an owner's flood each create went under
+   * PostgreSQL's claim lock and each `queued` change sent a claim that came back empty.
+   */
+  readonly #heldElsewhere = new Set<string>();
   /** Tasks claimed from the queue so far. */
   claimed = 0;
 
@@ -136,13 +145,24 @@ export class ClaimScheduler {
     this.#claiming = true;
     // Woken by the change feed: a task became claimable somewhere.
     this.#unwatch = service.watch((change) => {
-      if (change.kind !== "queued") return;
+      if (change.kind !== "queued") {
+        // A task left `working` or was deleted: a run anywhere may have freed a place.
+        if (
+          change.kind === "deleted" ||
+          (change.kind === "status_changed" && change.status !== "working")
+        ) {
+          this.#placeMayHaveFreed();
+        }
+        return;
+      }
       // This node's own create of a task whose owner's cap its runs hold: no claim can take
       // it yet (see createsQueued).
       if (this.#ownQueuedExpected > this.#ownQueuedSeen) this.#ownQueuedSeen += 1;
       else this.workMayBeQueued();
     });
     this.#scanner = setInterval(() => {
+      // A lost notification may have hidden a freed place too: look again at every owner.
+      this.#heldElsewhere.clear();
       // Also the fallback for a lost notification: claim whether or not it recovered any.
       void service.recoverOrphans({ limit: 100 }).then(
         () => this.workMayBeQueued(),
@@ -166,6 +186,7 @@ export class ClaimScheduler {
     this.#endedRuns = [];
     this.#createdBehindEndedRuns.clear();
     this.#seenQueued.clear();
+    this.#heldElsewhere.clear();
   }
 
   /** A task may have become claimable (queued, requeued, recovered, or a scan is due). */
@@ -190,6 +211,7 @@ export class ClaimScheduler {
       return;
     }
     const key = ownerKey(owner);
+    this.#heldElsewhere.delete(key);
     // Only while claims go out: nothing else would free the place again.
     if (this.#claimsGoOut && this.#seenQueued.has(key)) {
       this.#endedRuns.push({ key, claimsStarted: this.#claimsStarted });
@@ -197,9 +219,35 @@ export class ClaimScheduler {
     this.workMayBeQueued();
   }
 
-  /** A task of `owner` was created queued (see {@link runEnded}). */
-  createdQueued(owner: Owner): void {
-    if (this.#claiming) this.#seenQueuedAt(ownerKey(owner), this.#claimsStarted);
+  /**
+   * A task of `owner` was created queued (see {@link runEnded}); `leaseRefused`: it asked
+   * for a lease, so the store found the owner at its cap, held by runs this node does not
+   * count (see {@link #heldElsewhere}).
+   */
+  createdQueued(owner: Owner, leaseRefused: boolean): void {
+    if (!this.#claiming) return;
+    const key = ownerKey(owner);
+    this.#seenQueuedAt(key, this.#claimsStarted);
+    if (leaseRefused && this.#o.ownerLimits.maxRunningPerOwner !== undefined) {
+      // Re-inserted, so the set's first entry is the one marked longest ago.
+      this.#heldElsewhere.delete(key);
+      this.#heldElsewhere.add(key);
+      if (this.#heldElsewhere.size > MAX_OWNERS_SEEN_QUEUED) {
+        const oldest = this.#heldElsewhere.values().next();
+        if (oldest.done !== true) this.#heldElsewhere.delete(oldest.value);
+      }
+    }
+  }
+
+  /**
+   * A run somewhere may have freed a place (a task left `working`, or was deleted): the
+   * owners held at their cap elsewhere may have room again. Their tasks created queued
+   * meanwhile woke no claim here, so this wakes one.
+   */
+  #placeMayHaveFreed(): void {
+    if (this.#heldElsewhere.size === 0) return;
+    this.#heldElsewhere.clear();
+    this.workMayBeQueued();
   }
 
   /** The owner with key `key` may have queued tasks that claims up to `claim` missed. */
@@ -237,7 +285,10 @@ export class ClaimScheduler {
         }
       }
     }
-    for (const key of took) this.#seenQueuedAt(key, started);
+    for (const key of took) {
+      this.#seenQueuedAt(key, started);
+      this.#heldElsewhere.delete(key);
+    }
   }
 
   /**
@@ -294,7 +345,8 @@ export class ClaimScheduler {
    * Under a backlog (full claims) only unreserved slots count, and the task is queued.
    *
    * None when this node alone already runs the owner's limit of tasks, its creates in
-   * flight that asked for a lease included: the store would create the task queued anyway,
+   * flight that asked for a lease included, or when the store last found the owner at its
+   * cap (see {@link #heldElsewhere}): the store would create the task queued anyway,
    * and asking it for a lease would only serialise the create with the claims (on
    * PostgreSQL, under the claim lock) to find that out.
    *
@@ -307,7 +359,8 @@ export class ClaimScheduler {
    * lock.
    */
   roomForCreate(owner: Owner, claimable: boolean): number {
-    if (this.#atCapHere(ownerKey(owner), true, claimable)) return 0;
+    const key = ownerKey(owner);
+    if (this.#heldElsewhere.has(key) || this.#atCapHere(key, true, claimable)) return 0;
     const room = this.#room();
     if (room > 0 || !this.#lastClaimShort) return room;
     return this.#o.slots.free - this.#creatingSlots;
@@ -349,8 +402,10 @@ export class ClaimScheduler {
 
   /**
    * A task of `owner` is being created queued. When this node's runs alone hold the owner's
-   * cap, its own `queued` change will wake no claim: no claim can take the task before one
-   * of those runs ends, and that end wakes claiming (see {@link runEnded}). Under one
+   * cap, or the store last found the owner at its cap (see {@link #heldElsewhere}), its own
+   * `queued` change will wake no claim: no claim can take the task before one of the
+   * owner's runs ends, and that end wakes claiming (see {@link runEnded} and
+   * {@link #placeMayHaveFreed}). Under one
    * owner's flood of creates, such claims were most of them, each under PostgreSQL's claim
    * lock. The same holds when the owner's runs here and the places its ended runs freed
    * fill the cap (for a task a claim can take, `claimable`): a claim sent after those ends
@@ -366,7 +421,7 @@ export class ClaimScheduler {
   createsQueued(owner: Owner, claimable: boolean): ((failed: boolean) => void) | undefined {
     if (!this.#claiming) return undefined;
     const key = ownerKey(owner);
-    const atCap = this.#atCapHere(key, false);
+    const atCap = this.#heldElsewhere.has(key) || this.#atCapHere(key, false);
     if (!atCap && !(claimable && this.#atCapHere(key, false, true))) return undefined;
     this.#ownQueuedExpected += 1;
     return (failed) => {

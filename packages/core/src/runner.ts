@@ -215,7 +215,8 @@ export class TaskRunner {
     if (runHere && (!queues || record.execution.holder === this.holder)) {
       this.#launch(record, handler);
     } else if (queues && record.execution.holder === null) {
-      this.#claims.createdQueued(caller);
+      // Asked for a lease and created queued: the store found its owner at its cap.
+      this.#claims.createdQueued(caller, runHere);
     }
     return record;
   }

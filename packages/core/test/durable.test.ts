@@ -1077,6 +1077,77 @@ describe("durable execution", () => {
       expect(claims).toEqual([0, 2, 1, 0]);
     });
 
+    it("an owner whose cap another node's runs hold: once the store refuses a lease here, its next creates ask for none and wake no claim here, until a run ends", async () => {
+      const store = new ReferenceTaskStore();
+      const leased = leaseRecording(store);
+      const { hold, job } = heldJob();
+      // No periodic scans: claims go out only when something wakes them.
+      const limits = {
+        tools: [job],
+        concurrency: 8,
+        maxRunningPerOwner: 2,
+        scanIntervalMs: 60_000,
+      };
+      const a = node(store, { ...limits, lease: { holder: "a" } });
+      const bView = heldClaims(store, () => undefined);
+      const b = node(bView.store, { ...limits, lease: { holder: "b" } });
+      await until(
+        async () => bView.counts.returned,
+        (n) => n === 1,
+      ); // b's first claim found the queue empty
+      const start = (on: typeof a, who: Owner) =>
+        on.runner.start(who, { era, request: { toolName: "job", arguments: {} } });
+      const onA = [await start(a, alice), await start(a, alice)];
+      expect(onA.map((t) => t.execution.holder)).toEqual(["a", "a"]);
+      await sleep(SEVERAL_SCANS_MS);
+      const claimsBefore = bView.counts.sent;
+      // On b, Alice is under her cap: her first create asks for a lease, which the store
+      // refuses (a holds her cap); that create's own `queued` change still wakes one claim.
+      const onB: TaskRecord[] = [];
+      for (let i = 0; i < 4; i++) onB.push(await start(b, alice));
+      expect(onB.map((t) => t.execution.holder)).toEqual([null, null, null, null]);
+      expect(leased.slice(2)).toEqual([true, false, false, false]);
+      await sleep(SEVERAL_SCANS_MS);
+      expect(bView.counts.sent).toBe(claimsBefore + 1);
+      // Another owner's task still runs on b at once.
+      expect((await start(b, bob)).execution.holder).toBe("b");
+      hold.open();
+      for (const t of onB) {
+        await until(
+          () => b.service.get(alice, t.taskId),
+          (r) => r.status === "completed",
+        );
+      }
+      // Her cap free again, her next create on b asks for a lease again, and runs there.
+      const again = await start(b, alice);
+      expect(leased.at(-1)).toBe(true);
+      expect(again.execution.holder).toBe("b");
+    });
+
+    it("a run that ends on another node wakes claiming here for the tasks only this node runs, queued behind their owner's cap", async () => {
+      const store = new ReferenceTaskStore();
+      const { hold, job } = heldJob();
+      const other = tool("other", async () => text("other"));
+      const limits = { concurrency: 8, maxRunningPerOwner: 2, scanIntervalMs: 60_000 };
+      const a = node(store, { ...limits, tools: [job], lease: { holder: "a" } });
+      const b = node(store, { ...limits, tools: [other], lease: { holder: "b" } });
+      const start = (on: typeof a, toolName: string) =>
+        on.runner.start(alice, { era, request: { toolName, arguments: {} } });
+      const onA = [await start(a, "job"), await start(a, "job")];
+      expect(onA.map((t) => t.execution.holder)).toEqual(["a", "a"]);
+      const onB = [await start(b, "other"), await start(b, "other"), await start(b, "other")];
+      expect(onB.map((t) => t.execution.holder)).toEqual([null, null, null]);
+      await sleep(SEVERAL_SCANS_MS);
+      // a cannot run them; its runs' ends reach b through the change feed, not a scan.
+      hold.open();
+      for (const t of onB) {
+        await until(
+          () => b.service.get(alice, t.taskId),
+          (r) => r.status === "completed",
+        );
+      }
+    });
+
     /**
      * A node whose claims and creates can be held: `claimGate`, while armed, holds each claim
      * on its way to the store, and `returnGate` on its way back from it; `holdCreateOf(n)` holds the create of the task with argument
