@@ -171,6 +171,33 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   };
   const count = (sent: readonly string[], what: string) => sent.filter((s) => s === what).length;
 
+  // The planner's estimates of the claims and endings grow with the table (a claim at
+  // 100,000 rows, most of them finished: cost 640,000, over jit_above_cost's 100,000), and a
+  // JIT compilation then took ~0.8 s of CPU on every run, inside the claim lock.
+  it("the store's own connections compile no statement with JIT", async () => {
+    const { store } = await smallTable();
+    expect(await store.query("SELECT current_setting('jit') AS jit")).toEqual([{ jit: "off" }]);
+  });
+
+  it("on the application's connection, a locked statement runs without JIT, and the connection keeps its setting", async () => {
+    const schema = await migratedSchema();
+    const sql = applicationConnection();
+    const [before] = await sql<{ jit: string }[]>`SELECT current_setting('jit') AS jit`;
+    expect(before?.jit).toBe("on"); // the server's default, which the store must not rely on
+    const runner = new StatementRunner(
+      postgresExecutor(sql, new Reachability(10_000)),
+      5_000,
+      `"${schema}"."mcp_tasks"`,
+    );
+    const rows = await runner.locked("probe", {
+      text: "SELECT current_setting('jit') AS jit, $1::int AS n",
+      values: [1],
+    });
+    expect(rows).toEqual([{ jit: "off", n: 1 }]);
+    const [after] = await sql<{ jit: string }[]>`SELECT current_setting('jit') AS jit`;
+    expect(after?.jit).toBe("on");
+  });
+
   it("a locked statement is sent assuming it is prepared, and prepares it only where it is not", async () => {
     const schema = await migratedSchema();
     const sql = applicationConnection();

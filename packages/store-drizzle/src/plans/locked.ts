@@ -52,8 +52,12 @@ export class LockedScripts {
   readonly #prepared = new Map<string, Prepared>();
 
   constructor(table: string) {
+    // On any connection (yours included), as on the store's own pools: generic plans, index
+    // scans only, and no JIT compilation, which the planner's estimates of these statements
+    // on a large table would start on every run, inside the lock (see `postgres.ts`).
     this.#lockStatement = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-  set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text));
+  set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true),
+  pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text));
 `;
   }
 
