@@ -6,7 +6,10 @@
 // Scenarios: 2026-07-28 `tasks/get` of one running task (memory store, PostgreSQL store, and
 // the PostgreSQL store with `readPoolSize: 0`, polls on the main pool, for comparison),
 // 2025-11-25 `tasks/get` in a session (memory store), and a task-creating `tools/call`
-// (memory, PostgreSQL) in both eras (2025-11-25: with `params.task`, in a session).
+// (memory, PostgreSQL) in both eras (2025-11-25: with `params.task`, in a session); and on
+// PostgreSQL the 2026 `tools/call` of a caller whose cap another node's runs hold (two demo
+// nodes on one schema: the first runs the caller's cap of 600 s tasks, the second takes the
+// flood, every task created queued).
 // Targets: 2026 `tools/call` on memory ≥ 0.3x the echo, 2025-11-25 ≥ 0.2x; p50 of the
 // PostgreSQL `tools/call` ≤ 5 ms (shown, not a ratio). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
@@ -23,6 +26,7 @@ import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
@@ -147,20 +151,51 @@ const workDir = mkdtempSync(join(tmpdir(), "mcp-tasks-http-bench-"));
 
 let schemaCount = 0;
 
+const PG_BOUNDS = { maxTasks: MANY, maxTasksPerOwner: MANY };
+
 async function openPostgres(storeOptions = {}) {
   schemaCount += 1;
   const schema = `bench_http_${process.pid}_${Date.now().toString(36)}_${schemaCount}`;
   try {
-    return await freshPostgresStore(DATABASE_URL, schema, {
-      maxTasks: MANY,
-      maxTasksPerOwner: MANY,
+    const opened = await freshPostgresStore(DATABASE_URL, schema, {
+      ...PG_BOUNDS,
       ...storeOptions,
     });
+    return { ...opened, schema };
   } catch (error) {
     console.log(`PostgreSQL unavailable (${error?.message ?? error}): its rows are skipped`);
     await dropSchema(DATABASE_URL, schema).catch(() => {});
     return undefined;
   }
+}
+
+/**
+ * Two demo nodes on one PostgreSQL schema: the first runs 600 s tasks of the (anonymous)
+ * caller until the store queues one, its cap reached; the second, on a store of its own,
+ * takes the flood. Undefined without a per-owner cap.
+ */
+async function startCappedPair(pg) {
+  if (OWNER_CAP.maxRunningPerOwner === Number.POSITIVE_INFINITY) return undefined;
+  const holder = await listenDemo(pg.store, OWNER_CAP);
+  const long = modernBody("tools/call", { name: "slow_compute", arguments: { seconds: 600 } });
+  for (let i = 0; ; i++) {
+    if (i === 64) throw new Error("capped pair: the caller's cap was never reached");
+    const created = await post(holder.url, modernHeaders("tools/call", "slow_compute"), long);
+    const taskId = created.body?.result?.taskId;
+    const get = await post(
+      holder.url,
+      modernHeaders("tasks/get", taskId),
+      modernBody("tasks/get", { taskId }),
+    );
+    if (get.body?.result?.statusMessage === "Queued: owner limit reached") break;
+  }
+  const store = await createPostgresTaskStore({
+    url: DATABASE_URL,
+    schema: pg.schema,
+    ...PG_BOUNDS,
+  });
+  const flooded = await startDemo(store);
+  return { holder, flooded };
 }
 
 async function main() {
@@ -178,6 +213,8 @@ async function main() {
   // The same store with polls on the main pool (no read pool): what the read pool changes.
   const pgShared = pg ? await openPostgres({ readPoolSize: 0 }) : undefined;
   const pgSharedDemo = pgShared ? await startDemo(pgShared.store) : undefined;
+  const pgCapped = pg ? await openPostgres() : undefined;
+  const cappedPair = pgCapped ? await startCappedPair(pgCapped) : undefined;
 
   const scenarios = [
     { key: "bare", label: "bare node:http echo", url: bare.url, req: memory.get },
@@ -248,6 +285,18 @@ async function main() {
           },
         ]
       : []),
+    ...(cappedPair
+      ? [
+          {
+            // Every task is created queued and runs no handler: nothing to settle afterwards.
+            key: "pg-call-capped",
+            label:
+              "2026 task-creating tools/call, PostgreSQL, the caller's cap held by another node",
+            url: cappedPair.flooded.running.url,
+            req: cappedPair.flooded.call,
+          },
+        ]
+      : []),
   ];
   // BENCH_SCENARIOS=mem-call,legacy-call runs only those rows (and the echo they compare with).
   const only = process.env.BENCH_SCENARIOS?.split(",").map((key) => key.trim());
@@ -283,8 +332,13 @@ async function main() {
     await memory.running.stop();
     if (pgDemo) await pgDemo.running.stop();
     if (pgSharedDemo) await pgSharedDemo.running.stop();
+    if (cappedPair) {
+      await cappedPair.flooded.running.stop();
+      await cappedPair.holder.stop();
+    }
     await pg?.drop();
     await pgShared?.drop();
+    await pgCapped?.drop();
     await bare.stop();
     rmSync(workDir, { recursive: true, force: true });
   }
