@@ -1,6 +1,7 @@
 // Creation cost against the number of stored tasks (issue #20 §6), on PostgreSQL and on
 // PGlite: with 0, 100 000 and 1 000 000 live tasks pre-filled in bulk (one INSERT … SELECT
-// generate_series, then the usage counters rebuilt as migration 0004 does), it measures
+// generate_series: the HTTP caller's completed and live until their ttl, the other owners'
+// running; then the usage counters rebuilt as migration 0004 does), it measures
 //   - the store's create, get and complete throughput at 10 operations in flight, quotas on
 //     (as the demo sets them, with room for the pre-filled rows);
 //   - a task-creating 2026-07-28 `tools/call` over HTTP to the demo app on that store (wrk,
@@ -52,6 +53,8 @@ const scopes = OWNERS.map((o) => ownerScope(o, OPEN));
 // leaves them queued; the HTTP part creates `slow_compute` tasks, which it runs at once.
 const STORED = { toolName: "bench_echo", arguments: { text: "hello" } };
 const CALL = { name: "slow_compute", arguments: { seconds: 0 } };
+/** The result a completed pre-filled task holds. */
+const DONE = { content: [{ type: "text", text: "done" }] };
 const ids = createIdGenerator();
 const pick = (n) => Math.floor(Math.random() * n);
 
@@ -92,17 +95,30 @@ async function drain(items, op, inFlight = IN_FLIGHT) {
   return done / ((performance.now() - t0) / 1000);
 }
 
-/** Adds `n` live (running, held by a worker that is not there) tasks, numbered from `from`. */
+/**
+ * Adds `n` live tasks, numbered from `from`, shared round-robin by the owners. The anonymous
+ * caller's (whose tasks the HTTP part creates) are completed, live until their ttl ends, as
+ * its earlier `tools/call`s of `slow_compute` leave them (the issue's own measurement: a
+ * table of such tasks); the other owners' are running, held by a worker that is not there.
+ * Running, the caller's own would hold its per-owner cap for good, so its HTTP tasks would
+ * be created queued and never run: another piece of work than on the empty table.
+ */
 async function prefill(store, table, from, n) {
   if (n <= 0) return;
+  const caller = OWNERS.length - 1;
   await store.query(
     `INSERT INTO ${table} (id, owner_key, owner_principal, era, status, request, tool_name, ttl_ms,
        ttl_anchor, created_at, updated_at, lease_holder, lease_expires_at, attempt, fencing_token,
-       payload_bytes)
+       payload_bytes, result, expires_at)
      SELECT 'prefill:' || g, ($1::text::jsonb ->> (g % ${OWNERS.length})::int),
-       ($2::text::jsonb ->> (g % ${OWNERS.length})::int), '2026-07-28', 'working',
-       $3::text::jsonb, $4::text, 3600000, 'creation', now(), now(), 'seed-worker',
-       now() + interval '1 day', 1, 1, 15
+       ($2::text::jsonb ->> (g % ${OWNERS.length})::int), '2026-07-28',
+       CASE WHEN g % ${OWNERS.length} = ${caller} THEN 'completed' ELSE 'working' END,
+       $3::text::jsonb, $4::text, 3600000, 'creation', now(), now(),
+       CASE WHEN g % ${OWNERS.length} = ${caller} THEN NULL ELSE 'seed-worker' END,
+       CASE WHEN g % ${OWNERS.length} = ${caller} THEN NULL ELSE now() + interval '1 day' END,
+       1, 1, 15,
+       CASE WHEN g % ${OWNERS.length} = ${caller} THEN $7::text::jsonb END,
+       CASE WHEN g % ${OWNERS.length} = ${caller} THEN now() + interval '1 hour' END
      FROM generate_series($5::int, $6::int) AS g`,
     [
       JSON.stringify(OWNERS.map(ownerKey)),
@@ -111,6 +127,7 @@ async function prefill(store, table, from, n) {
       STORED.toolName,
       from,
       from + n - 1,
+      JSON.stringify(DONE),
     ],
   );
 }
