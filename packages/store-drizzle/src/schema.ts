@@ -101,11 +101,12 @@ const defineTaskTable = (table: PgTableFn<string | undefined>) =>
       index("mcp_tasks_owner_expires_idx")
         .on(t.ownerKey, t.expiresAt)
         .where(sql`${t.expiresAt} IS NOT NULL`),
-      // The queue: each owner's claimable tasks (running, no holder) in creation order. A
-      // claim finds the owners with queued work by skipping from one owner key to the next
-      // (a loose index scan), then takes each chosen owner's oldest tasks.
+      // The queue: each owner's claimable tasks (running, no holder), by tool, in creation
+      // order. A claim finds the owners' queues by skipping from one (owner, tool) pair to the
+      // next (a loose index scan), then takes the oldest tasks of the pairs of its tools: a
+      // backlog of another tool's tasks costs it one probe, not a read of every such task.
       index("mcp_tasks_claim_owner_idx")
-        .on(t.ownerKey, t.seq)
+        .on(t.ownerKey, t.toolName, t.seq)
         .where(sql`${t.leaseHolder} IS NULL AND ${t.status} IN ('working', 'input_required')`),
       // Each owner's claimed tasks by status, counted by a claim against the per-owner
       // running limit: at most the cluster's workers, whatever the size of the table.

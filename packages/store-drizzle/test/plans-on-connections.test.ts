@@ -171,6 +171,66 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   };
   const count = (sent: readonly string[], what: string) => sent.filter((s) => s === what).length;
 
+  /**
+   * The rows of the task table a plan read (EXPLAIN ANALYZE's JSON): each node's rows out and
+   * the rows its filter removed, over all its loops.
+   */
+  const taskRowsRead = (plan: unknown): number => {
+    let rows = 0;
+    const walk = (node: Record<string, unknown>) => {
+      if (node["Relation Name"] === "mcp_tasks") {
+        const loops = Number(node["Actual Loops"] ?? 1);
+        const out = Number(node["Actual Rows"] ?? 0);
+        const removed = Number(node["Rows Removed by Filter"] ?? 0);
+        rows += (out + removed) * loops;
+      }
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((plan as [{ Plan: Record<string, unknown> }])[0].Plan);
+    return rows;
+  };
+
+  it("a claim does not read the queued tasks of tools its node does not run", async () => {
+    const schema = await migratedSchema();
+    const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 4 });
+    closers.push(() => store.close());
+    // Alice's backlog of tool `x`, which this node does not run, then one task of its tool `y`.
+    const backlog = 2_000;
+    for (let i = 0; i < backlog; i += 200) {
+      await Promise.all(
+        Array.from({ length: 200 }, (_, j) =>
+          store.create(
+            { ...newTask(`x${i + j}`), request: { toolName: "x", arguments: {} } },
+            ALICE,
+          ),
+        ),
+      );
+    }
+    await store.create({ ...newTask("y1"), request: { toolName: "y", arguments: {} } }, ALICE);
+    await store.query(`ANALYZE "${schema}".mcp_tasks`);
+    const claim = plansOf(schema).claim({
+      holder: "w",
+      leaseMs: 60_000,
+      now: null,
+      limit: 4,
+      maxRunningPerOwner: 4,
+      maxWaitingPerOwner: null,
+      tools: JSON.stringify(["y"]),
+    });
+    const sql = applicationConnection();
+    // Run as the store runs it: a generic plan.
+    const plan = await sql.begin(async (tx) => {
+      await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+      return tx.unsafe(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${claim.text}`,
+        claim.values as postgres.ParameterOrJSON<never>[],
+      );
+    });
+    expect((await store.get("y1", ALICE)).execution.holder).toBe("w");
+    // A probe per queue, not a read of the backlog (read row by row, it was all 2,000).
+    expect(taskRowsRead(plan[0]?.["QUERY PLAN"])).toBeLessThan(50);
+  });
+
   // The planner's estimates of the claims and endings grow with the table (a claim at
   // 100,000 rows, most of them finished: cost 640,000, over jit_above_cost's 100,000), and a
   // JIT compilation then took ~0.8 s of CPU on every run, inside the claim lock.
