@@ -26,8 +26,9 @@ const CLAIM_BATCH_DIVISOR = 8;
 /** The longest delay `setTimeout` takes (a longer one would fire at once). */
 const MAX_TIMER_MS = 2_147_483_647;
 /**
- * Most owners {@link ClaimScheduler} remembers as having queued tasks; beyond it the one
- * seen longest ago is forgotten (its runs' ends then keep no place, see `runEnded`).
+ * Most owners {@link ClaimScheduler} remembers as having queued tasks, and as held at their
+ * cap elsewhere; beyond it the one seen longest ago is forgotten (its runs' ends then keep
+ * no place, see `runEnded`; its creates ask for a lease again).
  */
 const MAX_OWNERS_SEEN_QUEUED = 4096;
 
@@ -405,9 +406,8 @@ export class ClaimScheduler {
    * cap, or the store last found the owner at its cap (see {@link #heldElsewhere}), its own
    * `queued` change will wake no claim: no claim can take the task before one of the
    * owner's runs ends, and that end wakes claiming (see {@link runEnded} and
-   * {@link #placeMayHaveFreed}). Under one
-   * owner's flood of creates, such claims were most of them, each under PostgreSQL's claim
-   * lock. The same holds when the owner's runs here and the places its ended runs freed
+   * {@link #placeMayHaveFreed}). Under one owner's flood of creates, such claims were most
+   * of them, each under PostgreSQL's claim lock. The same holds when the owner's runs here and the places its ended runs freed
    * fill the cap (for a task a claim can take, `claimable`): a claim sent after those ends
    * takes the places, for the owner's oldest queued tasks. A claim woken by the change
    * instead mostly came back empty, the places taken. But that claim may have started

@@ -215,7 +215,7 @@ export class TaskRunner {
     if (runHere && (!queues || record.execution.holder === this.holder)) {
       this.#launch(record, handler);
     } else if (queues && record.execution.holder === null) {
-      // Asked for a lease and created queued: the store found its owner at its cap.
+      // `runHere`: it asked for a lease, so the store found its owner at its cap.
       this.#claims.createdQueued(caller, runHere);
     }
     return record;
