@@ -26,6 +26,7 @@ import { createServer } from "node:http";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { QUEUED_OWNER_LIMIT_MESSAGE } from "@mcp-tasks/core";
 import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
@@ -187,7 +188,7 @@ async function startCappedPair(pg) {
       modernHeaders("tasks/get", taskId),
       modernBody("tasks/get", { taskId }),
     );
-    if (get.body?.result?.statusMessage === "Queued: owner limit reached") break;
+    if (get.body?.result?.statusMessage === QUEUED_OWNER_LIMIT_MESSAGE) break;
   }
   const store = await createPostgresTaskStore({
     url: DATABASE_URL,

@@ -32,6 +32,13 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 const MAX_OWNERS_SEEN_QUEUED = 4096;
 
+/** Drops the first-inserted (oldest) owner of `owners` once it holds more than the bound. */
+function forgetOldest(owners: Map<string, number> | Set<string>): void {
+  if (owners.size <= MAX_OWNERS_SEEN_QUEUED) return;
+  const oldest = owners.keys().next();
+  if (oldest.done !== true) owners.delete(oldest.value);
+}
+
 /** What a {@link ClaimScheduler} claims for. */
 export interface ClaimSchedulerOptions {
   readonly service: TaskService;
@@ -233,10 +240,7 @@ export class ClaimScheduler {
       // Re-inserted, so the set's first entry is the one marked longest ago.
       this.#heldElsewhere.delete(key);
       this.#heldElsewhere.add(key);
-      if (this.#heldElsewhere.size > MAX_OWNERS_SEEN_QUEUED) {
-        const oldest = this.#heldElsewhere.values().next();
-        if (oldest.done !== true) this.#heldElsewhere.delete(oldest.value);
-      }
+      forgetOldest(this.#heldElsewhere);
     }
   }
 
@@ -258,10 +262,7 @@ export class ClaimScheduler {
     // Re-inserted, so the map's first entry is the one seen longest ago.
     this.#seenQueued.delete(key);
     this.#seenQueued.set(key, Math.max(claim, known ?? claim));
-    if (this.#seenQueued.size > MAX_OWNERS_SEEN_QUEUED) {
-      const oldest = this.#seenQueued.keys().next();
-      if (oldest.done !== true) this.#seenQueued.delete(oldest.value);
-    }
+    forgetOldest(this.#seenQueued);
   }
 
   /**

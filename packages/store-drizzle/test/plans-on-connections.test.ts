@@ -16,14 +16,21 @@ import { DATABASE_URL, dropSchemas, freshSchemaName, newTask } from "./helpers.j
 
 const ALICE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
 
-/** The plan's node types, flattened (EXPLAIN's JSON). */
-function nodeTypes(plan: unknown): string[] {
-  const out: string[] = [];
+/** Calls `visit` on every node of a plan (EXPLAIN's JSON). */
+function eachPlanNode(plan: unknown, visit: (node: Record<string, unknown>) => void): void {
   const walk = (node: Record<string, unknown>) => {
-    out.push(`${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`);
+    visit(node);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk((plan as [{ Plan: Record<string, unknown> }])[0].Plan);
+}
+
+/** The plan's node types, flattened (EXPLAIN's JSON). */
+function nodeTypes(plan: unknown): string[] {
+  const out: string[] = [];
+  eachPlanNode(plan, (node) => {
+    out.push(`${node["Node Type"]}${node["Relation Name"] ? ` on ${node["Relation Name"]}` : ""}`);
+  });
   return out;
 }
 
@@ -177,16 +184,13 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
    */
   const taskRowsRead = (plan: unknown): number => {
     let rows = 0;
-    const walk = (node: Record<string, unknown>) => {
-      if (node["Relation Name"] === "mcp_tasks") {
-        const loops = Number(node["Actual Loops"] ?? 1);
-        const out = Number(node["Actual Rows"] ?? 0);
-        const removed = Number(node["Rows Removed by Filter"] ?? 0);
-        rows += (out + removed) * loops;
-      }
-      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-    };
-    walk((plan as [{ Plan: Record<string, unknown> }])[0].Plan);
+    eachPlanNode(plan, (node) => {
+      if (node["Relation Name"] !== "mcp_tasks") return;
+      const loops = Number(node["Actual Loops"] ?? 1);
+      const out = Number(node["Actual Rows"] ?? 0);
+      const removed = Number(node["Rows Removed by Filter"] ?? 0);
+      rows += (out + removed) * loops;
+    });
     return rows;
   };
 
