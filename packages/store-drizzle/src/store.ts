@@ -21,6 +21,7 @@ import type {
   UsageAudit,
 } from "@mcp-tasks/core/store";
 import { ChangeRelay } from "./change-relay.js";
+import { ClaimCursor } from "./claim-cursor.js";
 import { CreateBatcher } from "./create-batching.js";
 import type { Executor, Query, Row } from "./executor.js";
 import type { BatchedNotifier, Subscribe } from "./feed.js";
@@ -113,6 +114,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
       relay,
       creates: new CreateBatcher(runner, plans, now, settings.timeoutMs),
       settles: new SettleBatcher(runner, plans, now, settings.timeoutMs),
+      claimCursor: new ClaimCursor(),
       now,
     };
   }

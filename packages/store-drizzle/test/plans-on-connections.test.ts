@@ -124,7 +124,7 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     const plan = await sql.begin(async (tx) => {
       await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
       return tx.unsafe(
-        `EXPLAIN (FORMAT JSON) EXECUTE ${prepared!.name}('w', 60000, NULL, 2, 4, NULL)`,
+        `EXPLAIN (FORMAT JSON) EXECUTE ${prepared!.name}('w', 60000, NULL, 2, 4, NULL, NULL, NULL)`,
       );
     });
     const types = nodeTypes(plan[0]?.["QUERY PLAN"]);
@@ -171,6 +171,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
           limit: 2,
           maxRunningPerOwner: 4,
           maxWaitingPerOwner: null,
+          afterOwnerKey: null,
+          afterToolName: null,
           tools: null,
         }),
       );
@@ -219,6 +221,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
       limit: 4,
       maxRunningPerOwner: 4,
       maxWaitingPerOwner: null,
+      afterOwnerKey: null,
+      afterToolName: null,
       tools: JSON.stringify(["y"]),
     });
     const sql = applicationConnection();

@@ -57,6 +57,8 @@ describe("statement plans", () => {
           limit: 1,
           maxRunningPerOwner: null,
           maxWaitingPerOwner: null,
+          afterOwnerKey: null,
+          afterToolName: null,
         };
         for (const withUnowned of [false, true]) {
           placeholdersMatch(plans.list({ ...list, withUnowned }));

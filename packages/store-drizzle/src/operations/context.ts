@@ -1,4 +1,5 @@
 import type { ChangeRelay } from "../change-relay.js";
+import type { ClaimCursor } from "../claim-cursor.js";
 import type { CreateBatcher } from "../create-batching.js";
 import type { GetBatcher } from "../get-batching.js";
 import type { StoreSettings } from "../options.js";
@@ -22,6 +23,8 @@ export interface StoreContext {
   readonly relay: ChangeRelay;
   readonly creates: CreateBatcher;
   readonly settles: SettleBatcher;
+  /** Where the next claim starts looking for queued work. */
+  readonly claimCursor: ClaimCursor;
   /** The injected clock's time, or null for the database clock. */
   readonly now: () => number | null;
 }

@@ -40,15 +40,18 @@ export async function claim(
     maxRunningPerOwner: options.maxRunningPerOwner ?? null,
     maxWaitingPerOwner: options.maxWaitingPerOwner ?? null,
     tools: tools === undefined ? null : JSON.stringify(tools),
+    ...ctx.claimCursor.after,
   });
   // With an owner limit, after the claim lock: claims run one at a time across the
   // cluster, so each counts the running tasks the ones before it took. Without one there
   // is nothing to count: claims run side by side, on disjoint rows (SKIP LOCKED).
   const limited = options.maxRunningPerOwner != null || options.maxWaitingPerOwner != null;
   // Riding with this store's endings of this turn when some leave: it takes their places.
-  const rows = limited
-    ? await (ctx.settles.claimAfterEndings(statement) ?? ctx.runner.locked("claim", statement))
-    : await ctx.runner.run("claim", statement);
+  const rows = ctx.claimCursor.stoppedAt(
+    limited
+      ? await (ctx.settles.claimAfterEndings(statement) ?? ctx.runner.locked("claim", statement))
+      : await ctx.runner.run("claim", statement),
+  );
   // RETURNING gives no order: oldest first, as they were picked.
   rows.sort((x, y) => Number(x.seq) - Number(y.seq));
   return rows.map((row) => ctx.relay.changed(toRecord(row), "claimed"));

@@ -18,9 +18,10 @@ import { endedOrRequeuedSets } from "./terminal-effects.js";
 
 /**
  * Most queues (an owner's queued tasks of one tool) one claim looks at, in (owner key, tool
- * name) order: the queues beyond it wait for a claim after the ones before are taken.
+ * name) order from where the store's previous claim stopped, round the end to the start:
+ * the queues beyond it are looked at by the next claims.
  */
-const MAX_CLAIM_QUEUES = 1000;
+export const MAX_CLAIM_QUEUES = 1000;
 
 /** The input of `claim`. */
 export interface ClaimInput {
@@ -34,7 +35,20 @@ export interface ClaimInput {
   readonly maxWaitingPerOwner: number | null;
   /** Tool names to claim (a JSON array), or null for any. */
   readonly tools: string | null;
+  /**
+   * The queue (owner key, tool name) where this store's previous claim stopped looking, or
+   * null: this claim looks at the queues after it first (see {@link MAX_CLAIM_QUEUES}).
+   */
+  readonly afterOwnerKey: string | null;
+  readonly afterToolName: string | null;
 }
+
+/**
+ * The columns a claim's rows carry besides the claimed task's: the queue where its walk
+ * stopped (null when no queue holds queued work). When it claims nothing, its one row has
+ * only these.
+ */
+export const CLAIM_STOPPED_AT = { ownerKey: "stopped_owner_key", toolName: "stopped_tool_name" };
 
 /** The input of `renewLease`. */
 export interface RenewLeaseInput extends Fenced {
@@ -59,6 +73,8 @@ const CLAIM = [
   "limit",
   "maxRunningPerOwner",
   "maxWaitingPerOwner",
+  "afterOwnerKey",
+  "afterToolName",
 ] as const satisfies readonly (keyof ClaimInput)[];
 
 /** The queue: claims, leases, and the runs that give a task back (lost runs: `orphans.ts`). */
@@ -70,7 +86,9 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   // past its limit. Fair across owners: the queues with queued work (an owner's tasks of one
   // tool), found by skipping from one (owner key, tool name) pair to the next on the
   // claim-owner index (a loose index scan: one index probe per queue, whatever its length),
-  // at most MAX_CLAIM_QUEUES of them, those of the tools this node runs kept; each of their
+  // at most MAX_CLAIM_QUEUES of them from where this store's previous claim stopped (round the
+  // end to the start: from the first every time, the queues beyond the bound waited for good
+  // behind queues no claim could take from), those of the tools this node runs kept; each of their
   // owners' running count (core's `countedRunning`); the oldest claimable rows of each queue,
   // up to its owner's room, and of those each owner's oldest up to its room; then the rows in
   // turn, the owner with the fewest running tasks first (the rows this claim takes included)
@@ -84,20 +102,44 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   // another writer (cancelled, deleted) is re-checked by the UPDATE and skipped. The picked
   // rows are locked as they are picked, skipping rows another transaction holds: without an
   // owner limit the store sends the claim without the claim lock, and claims running side by
-  // side then take disjoint rows and never wait for each other's row locks.
-  const claimText = (p: Placeholders<ClaimInput>, tools: boolean) => `WITH RECURSIVE q(k, tn) AS (
-  (SELECT x.owner_key, x.tool_name FROM ${T} AS x WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE}
-    ORDER BY x.owner_key, x.tool_name LIMIT 1)
+  // side then take disjoint rows and never wait for each other's row locks. Besides the
+  // claimed rows, it returns where its walk stopped (one row of only that when it took none).
+  const claimText = (p: Placeholders<ClaimInput>, tools: boolean) => {
+    const queued = `x.lease_holder IS NULL AND x.status IN ${ACTIVE}`;
+    const pair = "(x.owner_key, x.tool_name)";
+    const after = `(${p.afterOwnerKey}::text, ${p.afterToolName}::text)`;
+    // Up to and including the previous claim's last queue (no bound without one): round the
+    // end, the walk goes on from the first queue to there.
+    const upToStart = (queue: string) =>
+      `(${p.afterOwnerKey}::text IS NULL OR ${queue} <= ${after})`;
+    // The walk: the queue after the previous claim's last one (`w` false), or, when there is
+    // none after it, the first (`w` true: wrapped round); then each next one, wrapping round
+    // once, and stopping at the previous claim's last queue.
+    const next = (from: string) => `SELECT x.owner_key AS k, x.tool_name AS tn FROM ${T} AS x
+      WHERE ${queued} AND ${pair} > ${from} ORDER BY x.owner_key, x.tool_name LIMIT 1`;
+    const first = `SELECT x.owner_key AS k, x.tool_name AS tn FROM ${T} AS x
+      WHERE ${queued} AND ${upToStart(pair)} ORDER BY x.owner_key, x.tool_name LIMIT 1`;
+    return `WITH RECURSIVE q(k, tn, w, n) AS (
+  (SELECT s.k, s.tn, s.w, 1 FROM (
+    (SELECT a.k, a.tn, false AS w FROM (${next(after)}) AS a)
+    UNION ALL
+    (SELECT a.k, a.tn, true AS w FROM (${first}) AS a)
+  ) AS s LIMIT 1)
   UNION ALL
-  SELECT n.k, n.tn FROM q CROSS JOIN LATERAL (
-    SELECT x.owner_key AS k, x.tool_name AS tn FROM ${T} AS x
-    WHERE x.lease_holder IS NULL AND x.status IN ${ACTIVE} AND (x.owner_key, x.tool_name) > (q.k, q.tn)
-    ORDER BY x.owner_key, x.tool_name LIMIT 1) AS n
+  SELECT s.k, s.tn, s.w, q.n + 1 FROM q CROSS JOIN LATERAL (
+    (SELECT a.k, a.tn, q.w AS w FROM (${next("(q.k, q.tn)")}) AS a
+      WHERE NOT q.w OR ${upToStart("(a.k, a.tn)")})
+    UNION ALL
+    (SELECT a.k, a.tn, true AS w FROM (${first}) AS a WHERE NOT q.w)
+    LIMIT 1
+  ) AS s
+), scanned AS (
+  SELECT q.k, q.tn, q.n FROM q LIMIT ${MAX_CLAIM_QUEUES}
 ), queues AS (
-  SELECT q.k, q.tn FROM (SELECT q.k, q.tn FROM q LIMIT ${MAX_CLAIM_QUEUES}) AS q${
+  SELECT s.k, s.tn FROM scanned AS s${
     tools
       ? `
-  WHERE q.tn = ANY(ARRAY(SELECT jsonb_array_elements_text(${p.tools}::text::jsonb)))`
+  WHERE s.tn = ANY(ARRAY(SELECT jsonb_array_elements_text(${p.tools}::text::jsonb)))`
       : ""
   }
 ), owners AS (
@@ -121,14 +163,20 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   SELECT cand.id FROM cand
   WHERE ${p.maxRunningPerOwner}::bigint IS NULL OR cand.turn <= ${p.maxRunningPerOwner}::bigint
   ORDER BY cand.turn, cand.seq LIMIT ${p.limit}::bigint
-)
-UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 1,
+), claimed AS (
+  UPDATE ${T} AS t SET attempt = t.attempt + 1, fencing_token = t.fencing_token + 1,
     lease_holder = ${p.holder}::text, lease_expires_at = n.now + ${msInterval(p.leaseMs)},
     available_at = NULL, version = t.version + 1
   FROM (SELECT ${nowOf(p.now)} AS now) AS n
   WHERE t.id = ANY(ARRAY(SELECT c.id FROM c))
     AND coalesce(t.lease_holder, '') = '' AND t.status <> ALL(ARRAY['completed', 'failed', 'cancelled'])
-  RETURNING t.seq::float8 AS seq, ${cols("t")}${note.kinds("t", "claimed")}`;
+  RETURNING t.seq::float8 AS seq, ${cols("t")}${note.kinds("t", "claimed")}
+), stopped AS (
+  SELECT s.k, s.tn FROM scanned AS s ORDER BY s.n DESC LIMIT 1
+)
+SELECT claimed.*, stopped.k AS ${CLAIM_STOPPED_AT.ownerKey}, stopped.tn AS ${CLAIM_STOPPED_AT.toolName}
+  FROM stopped LEFT JOIN claimed ON true`;
+  };
   const claimAny = plan<ClaimInput>(CLAIM, (p) => claimText(p, false));
   const claimTools = plan<ClaimInput>([...CLAIM, "tools"], (p) => claimText(p, true));
 
