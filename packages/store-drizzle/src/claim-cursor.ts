@@ -5,7 +5,7 @@ import { CLAIM_STOPPED_AT } from "./plans/queue.js";
  * Where this store's next claim starts looking for queued work. A claim looks at a bounded
  * number of queues (an owner's queued tasks of one tool, see `MAX_CLAIM_QUEUES`); starting
  * each claim where the previous one stopped, round the end to the start, every queue is
- * looked at within a few claims, however many there are. From the first queue every time,
+ * looked at within one claim per 1,000 queues, however many there are. From the first queue every time,
  * the queues beyond the bound waited for good while those before it could not be taken
  * (their owners at their cap, or tools this node does not run).
  */
