@@ -5,9 +5,9 @@ import { CLAIM_STOPPED_AT } from "./plans/queue.js";
  * Where this store's next claim starts looking for queued work. A claim looks at a bounded
  * number of queues (an owner's queued tasks of one tool, see `MAX_CLAIM_QUEUES`); starting
  * each claim where the previous one stopped, round the end to the start, every queue is
- * looked at within one claim per 1,000 queues, however many there are. From the first queue every time,
- * the queues beyond the bound waited for good while those before it could not be taken
- * (their owners at their cap, or tools this node does not run).
+ * looked at within one claim per 1,000 queues, however many there are. From the first queue
+ * every time, the queues beyond the bound waited for good while those before it could not be
+ * taken (their owners at their cap, or tools this node does not run).
  */
 export class ClaimCursor {
   #ownerKey: string | null = null;
