@@ -4,18 +4,12 @@
 // can take from (tools this node does not run, owners at their cap), a queued task is taken
 // by the second claim. From the first queue every time, it waited as long as those queues
 // did: for good, with workers of those tools down or those owners' runs lost.
-import { PGlite } from "@electric-sql/pglite";
 import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  createPGliteTaskStore,
-  createPostgresTaskStore,
-  type DrizzleTaskStore,
-  migrate,
-} from "../src/index.js";
+import type { DrizzleTaskStore } from "../src/index.js";
 import { MAX_CLAIM_QUEUES } from "../src/plans/queue.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { schemaStoreBackends } from "./helpers.js";
 
 // Its owner key ("7:zzzzzzz|4:acme|~") sorts after every bulk owner's ("6:o00001|4:acme|~", …).
 const ZED = owner({ principalId: "zzzzzzz", tenantId: "acme" });
@@ -23,33 +17,8 @@ const scopeOf = (o: typeof ZED) => ownerScope(o, { requireOwner: false }) as Own
 /** More queues than one claim looks at, all before ZED's. */
 const QUEUES = MAX_CLAIM_QUEUES + 200;
 
-const schemas: string[] = [];
-const db = new PGlite();
-afterAll(async () => {
-  await dropSchemas(schemas);
-  await db.close();
-});
-
-const backends: [string, () => Promise<{ store: DrizzleTaskStore; schema: string }>][] = [
-  [
-    "PostgreSQL",
-    async () => {
-      const schema = freshSchemaName("cr");
-      schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
-      const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
-      return { store, schema };
-    },
-  ],
-  [
-    "PGlite",
-    async () => {
-      const schema = freshSchemaName("cr");
-      const store = await createPGliteTaskStore({ client: db, schema, migrate: true });
-      return { store, schema };
-    },
-  ],
-];
+const { backends, close } = schemaStoreBackends("cr");
+afterAll(close);
 
 /**
  * One queued task of `tool` for each of QUEUES owners, in bulk; with `running`, each owner

@@ -3,50 +3,18 @@
 // bulk (one INSERT … SELECT), then one claim of a few tasks, with and without an owner limit,
 // must take the other owner's task. The claim finds owners by a loose index scan, so the
 // backlog's size does not matter; this proves it at the size the issue names.
-import { PGlite } from "@electric-sql/pglite";
 import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  createPGliteTaskStore,
-  createPostgresTaskStore,
-  type DrizzleTaskStore,
-  migrate,
-} from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { schemaStoreBackends } from "./helpers.js";
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const BOB = owner({ principalId: "bob", tenantId: "acme" });
 const scopeOf = (o: typeof ALICE) => ownerScope(o, { requireOwner: false }) as OwnerScope;
 const BACKLOG = 10_000;
 
-const schemas: string[] = [];
-const db = new PGlite();
-afterAll(async () => {
-  await dropSchemas(schemas);
-  await db.close();
-});
-
-const backends: [string, () => Promise<{ store: DrizzleTaskStore; schema: string }>][] = [
-  [
-    "PostgreSQL",
-    async () => {
-      const schema = freshSchemaName("fb");
-      schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
-      const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
-      return { store, schema };
-    },
-  ],
-  [
-    "PGlite",
-    async () => {
-      const schema = freshSchemaName("fb");
-      const store = await createPGliteTaskStore({ client: db, schema, migrate: true });
-      return { store, schema };
-    },
-  ],
-];
+const { backends, close } = schemaStoreBackends("fb");
+afterAll(close);
 
 for (const [name, open] of backends) {
   describe(`a 10,000-task backlog of one owner (${name})`, () => {

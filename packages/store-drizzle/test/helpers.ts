@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
-import { dropTaskSchema } from "../src/index.js";
+import {
+  createPGliteTaskStore,
+  createPostgresTaskStore,
+  type DrizzleTaskStore,
+  dropTaskSchema,
+  migrate,
+} from "../src/index.js";
 
 /** The test database; override with DATABASE_URL. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -20,6 +27,48 @@ export async function dropSchemas(schemas: Iterable<string>): Promise<void> {
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/** A store on a fresh, migrated schema, and the schema's name (for bulk SQL). */
+export type OpenSchemaStore = () => Promise<{ store: DrizzleTaskStore; schema: string }>;
+
+/**
+ * The two databases a test file runs its stores on, by name: PostgreSQL (a fresh schema per
+ * store, on `poolSize` connections) and an in-memory PGlite the file's stores share (a schema
+ * each). `close` (for `afterAll`) drops the PostgreSQL schemas and closes the PGlite.
+ */
+export function schemaStoreBackends(
+  prefix: string,
+  poolSize = 2,
+): { backends: [name: string, open: OpenSchemaStore][]; close: () => Promise<void> } {
+  const schemas: string[] = [];
+  const db = new PGlite();
+  return {
+    backends: [
+      [
+        "PostgreSQL",
+        async () => {
+          const schema = freshSchemaName(prefix);
+          schemas.push(schema);
+          await migrate(DATABASE_URL, { schema });
+          const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize });
+          return { store, schema };
+        },
+      ],
+      [
+        "PGlite",
+        async () => {
+          const schema = freshSchemaName(prefix);
+          const store = await createPGliteTaskStore({ client: db, schema, migrate: true });
+          return { store, schema };
+        },
+      ],
+    ],
+    close: async () => {
+      await dropSchemas(schemas);
+      await db.close();
+    },
+  };
 }
 
 /** A new task with id `taskId`: tool `t`, no arguments, no ttl. */
