@@ -35,8 +35,9 @@ async function bulkQueues(
       `INSERT INTO "${schema}".mcp_tasks (id, owner_key, owner_principal, owner_tenant, era,
          status, request, tool_name, ttl_ms, ttl_anchor, created_at, updated_at, payload_bytes,
          lease_holder, lease_expires_at, attempt, fencing_token)
-       SELECT '${prefix}-' || g, '6:o' || lpad(g::text, 5, '0') || '|4:acme|~', 'o' || lpad(g::text, 5, '0'), 'acme',
-         '2026-07-28', 'working', jsonb_build_object('toolName', $1::text, 'arguments', '{}'::jsonb),
+       SELECT '${prefix}-' || g, '6:o' || lpad(g::text, 5, '0') || '|4:acme|~',
+         'o' || lpad(g::text, 5, '0'), 'acme', '2026-07-28', 'working',
+         jsonb_build_object('toolName', $1::text, 'arguments', '{}'::jsonb),
          $1::text, 3600000, 'creation', now(), now(), 2,
          ${held ? "'gone', now() + interval '1 hour', 1, 1" : "NULL, NULL, 0, 0"}
        FROM generate_series(1, ${QUEUES}) AS g`,

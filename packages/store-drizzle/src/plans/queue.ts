@@ -86,13 +86,13 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   // past its limit. Fair across owners: the queues with queued work (an owner's tasks of one
   // tool), found by skipping from one (owner key, tool name) pair to the next on the
   // claim-owner index (a loose index scan: one index probe per queue, whatever its length),
-  // at most MAX_CLAIM_QUEUES of them from where this store's previous claim stopped (round the
-  // end to the start: from the first every time, the queues beyond the bound waited for good
-  // behind queues no claim could take from), those of the tools this node runs kept; each of their
-  // owners' running count (core's `countedRunning`); the oldest claimable rows of each queue,
-  // up to its owner's room, and of those each owner's oldest up to its room; then the rows in
-  // turn, the owner with the fewest running tasks first (the rows this claim takes included)
-  // and ties to the older row. A backlog of a tool this node does not run costs one probe: read
+  // at most MAX_CLAIM_QUEUES of them from where this store's previous claim stopped (round
+  // the end to the start: from the first every time, the queues beyond the bound waited for
+  // good behind queues no claim could take from), those of the tools this node runs kept;
+  // each of their owners' running count (core's `countedRunning`); the oldest claimable rows
+  // of each queue, up to its owner's room, and of those each owner's oldest up to its room;
+  // then the rows in turn, the owner with the fewest running tasks first (the rows this claim
+  // takes included) and ties to the older row. A backlog of a tool this node does not run costs one probe: read
   // row by row in the owner's creation order, 50,000 such tasks made an empty claim 12.6 ms
   // (0.34 ms without them), inside the claim lock. The picked rows are updated through the
   // primary key: the re-check that nobody took or ended a row meanwhile is worded so that it
