@@ -408,12 +408,13 @@ export class ClaimScheduler {
    * `queued` change will wake no claim: no claim can take the task before one of the
    * owner's runs ends, and that end wakes claiming (see {@link runEnded} and
    * {@link #placeMayHaveFreed}). Under one owner's flood of creates, such claims were most
-   * of them, each under PostgreSQL's claim lock. The same holds when the owner's runs here and the places its ended runs freed
-   * fill the cap (for a task a claim can take, `claimable`): a claim sent after those ends
-   * takes the places, for the owner's oldest queued tasks. A claim woken by the change
-   * instead mostly came back empty, the places taken. But that claim may have started
-   * before this task was created, and missed it: once no claim is in flight, the owner is
-   * looked at again (see {@link #recheckCreatedBehindEndedRuns}).
+   * of them, each under PostgreSQL's claim lock. The same holds when the owner's runs here
+   * and the places its ended runs freed fill the cap (for a task a claim can take,
+   * `claimable`): a claim sent after those ends takes the places, for the owner's oldest
+   * queued tasks. A claim woken by the change instead mostly came back empty, the places
+   * taken. But that claim may have started before this task was created, and missed it:
+   * once no claim is in flight, the owner is looked at again (see
+   * {@link #recheckCreatedBehindEndedRuns}).
    *
    * The returned function, if any, is called once the create has returned or failed.
    * Changes are not told apart: one from elsewhere that comes first is taken for this one,

@@ -92,18 +92,19 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   // each of their owners' running count (core's `countedRunning`); the oldest claimable rows
   // of each queue, up to its owner's room, and of those each owner's oldest up to its room;
   // then the rows in turn, the owner with the fewest running tasks first (the rows this claim
-  // takes included) and ties to the older row. A backlog of a tool this node does not run costs one probe: read
-  // row by row in the owner's creation order, 50,000 such tasks made an empty claim 12.6 ms
-  // (0.34 ms without them), inside the claim lock. The picked rows are updated through the
-  // primary key: the re-check that nobody took or ended a row meanwhile is worded so that it
-  // does not match the claim-owner index's predicate (holders are never empty), or the
-  // planner, misled by stale statistics, walks that whole index instead. Each gets the next
-  // run: attempt and fencing token + 1, the holder and a lease. A row changed meanwhile by
-  // another writer (cancelled, deleted) is re-checked by the UPDATE and skipped. The picked
-  // rows are locked as they are picked, skipping rows another transaction holds: without an
-  // owner limit the store sends the claim without the claim lock, and claims running side by
-  // side then take disjoint rows and never wait for each other's row locks. Besides the
-  // claimed rows, it returns where its walk stopped (one row of only that when it took none).
+  // takes included) and ties to the older row. A backlog of a tool this node does not run
+  // costs one probe: read row by row in the owner's creation order, 50,000 such tasks made an
+  // empty claim 12.6 ms (0.34 ms without them), inside the claim lock. The picked rows are
+  // updated through the primary key: the re-check that nobody took or ended a row meanwhile
+  // is worded so that it does not match the claim-owner index's predicate (holders are never
+  // empty), or the planner, misled by stale statistics, walks that whole index instead. Each
+  // gets the next run: attempt and fencing token + 1, the holder and a lease. A row changed
+  // meanwhile by another writer (cancelled, deleted) is re-checked by the UPDATE and skipped.
+  // The picked rows are locked as they are picked, skipping rows another transaction holds:
+  // without an owner limit the store sends the claim without the claim lock, and claims
+  // running side by side then take disjoint rows and never wait for each other's row locks.
+  // Besides the claimed rows, it returns where its walk stopped (one row of only that when it
+  // took none).
   const claimText = (p: Placeholders<ClaimInput>, tools: boolean) => {
     const queued = `x.lease_holder IS NULL AND x.status IN ${ACTIVE}`;
     const pair = "(x.owner_key, x.tool_name)";
