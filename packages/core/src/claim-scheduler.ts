@@ -164,9 +164,13 @@ export class ClaimScheduler {
         return;
       }
       // This node's own create of a task whose owner's cap its runs hold: no claim can take
-      // it yet (see createsQueued).
+      // it yet (see createsQueued). Counted before the tool is looked at, as such a create
+      // may be of any tool.
       if (this.#ownQueuedExpected > this.#ownQueuedSeen) this.#ownQueuedSeen += 1;
-      else this.workMayBeQueued();
+      // A task of a tool this node does not run: no claim of this node can take it.
+      else if (change.toolName === undefined || this.#o.tools.has(change.toolName)) {
+        this.workMayBeQueued();
+      }
     });
     this.#scanner = setInterval(() => {
       // A lost notification may have hidden a freed place too: look again at every owner.

@@ -10,7 +10,7 @@
  *
  * @packageDocumentation
  */
-export { ChangeFeed } from "./change-feed.js";
+export { ChangeFeed, changeOf } from "./change-feed.js";
 export { decodeCursor, decodeSequenceCursor, encodeCursor } from "./cursor.js";
 export { taskErrors } from "./errors.js";
 export {

@@ -66,6 +66,12 @@ export interface TaskChange {
   readonly kind: TaskChangeKind;
   readonly status: TaskStatus;
   readonly version: number;
+  /**
+   * On `queued` changes, the task's tool (`request.toolName`) where the store knows it, so
+   * that a worker that does not run that tool need not look for it (see `changeOf`). Absent
+   * otherwise, and from stores or notifications that do not carry it: then a worker looks.
+   */
+  readonly toolName?: string;
 }
 
 /** A change-feed listener. It must not throw; errors are reported and otherwise ignored. */

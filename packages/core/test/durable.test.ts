@@ -216,6 +216,34 @@ describe("durable execution", () => {
     expect(done.outcome).toEqual({ kind: "result", result: text("worker-1 attempt 1") });
   });
 
+  it("a worker sends no claim for the queued tasks of tools it does not run; one of its own tools wakes a claim", async () => {
+    const store = new ReferenceTaskStore();
+    const claims = claimRecording(store);
+    const job = tool("job", () => text("ok"));
+    const other = tool("other", () => text("ok"));
+    const http = node(store, { claim: false, tools: [job, other] });
+    // No periodic scans: claims go out only when something wakes them.
+    const worker = node(store, { tools: [job], scanIntervalMs: 60_000 });
+    await until(
+      async () => claims.length,
+      (n) => n === 1,
+    ); // the first claim found the queue empty
+    const start = (toolName: string) =>
+      http.runner.start(alice, { era, request: { toolName, arguments: {} } });
+    const others = [await start("other"), await start("other"), await start("other")];
+    await sleep(SEVERAL_SCANS_MS);
+    expect(claims).toEqual([0]);
+    const mine = await start("job");
+    await until(
+      () => worker.service.get(alice, mine.taskId),
+      (t) => t.status === "completed",
+    );
+    expect(claims).toEqual([0, 1]);
+    for (const t of others) {
+      expect((await http.service.get(alice, t.taskId)).execution.holder).toBeNull();
+    }
+  });
+
   it("never runs more than `concurrency` handlers at once; the rest wait queued", async () => {
     const store = new ReferenceTaskStore();
     let running = 0;
@@ -435,6 +463,11 @@ describe("durable execution", () => {
 
   it("runs what a claim brings back while the node has room, whatever another claim in flight reserved", async () => {
     const store = new ReferenceTaskStore();
+    // Changes come without tool names, as from a node of an earlier version: a queued task of
+    // a tool the worker does not run still sends it a claim, which comes back empty.
+    const watch = store.watch.bind(store);
+    store.watch = (listener, taskId) =>
+      watch(({ toolName: _tool, ...change }) => listener(change), taskId);
     const first = heldJob("first");
     const rest = heldJob("rest");
     const later = heldJob("later");
@@ -461,7 +494,8 @@ describe("durable execution", () => {
     const start = (runner: TaskRunner, toolName: string) =>
       runner.start(alice, { era, request: { toolName, arguments: {} } });
     await claimsReach(1); // the first claim found the queue empty
-    // Four runs here; a task of a tool this node does not run sends claim X (4 slots).
+    // Four runs here; a task of a tool this node does not run, its change naming no tool,
+    // sends claim X (4 slots).
     const running = await Promise.all(
       ["first", "rest", "rest", "rest"].map((name) => start(worker.runner, name)),
     );

@@ -6,7 +6,7 @@ import type {
   TaskStatus,
   Unsubscribe,
 } from "@mcp-tasks/core";
-import { ChangeFeed } from "@mcp-tasks/core/store";
+import { ChangeFeed, changeOf } from "@mcp-tasks/core/store";
 import { mapDriverError } from "./errors.js";
 import type { Row } from "./executor.js";
 import {
@@ -75,7 +75,7 @@ export class ChangeRelay {
 
   /** Announces `kind` of `record` and returns the record. */
   changed(record: TaskRecord, kind: TaskChangeKind): TaskRecord {
-    this.emit({ taskId: record.taskId, kind, status: record.status, version: record.version });
+    this.emit(changeOf(record, kind));
     return record;
   }
 

@@ -10,6 +10,12 @@ import type { Sql } from "postgres";
  * and its node a callback; the in-transaction statements send one change each, built by
  * PostgreSQL's `json_build_array`. Both separate items with ", " as PostgreSQL renders them,
  * so one prefix identifies a store's own payloads whoever built them.
+ *
+ * An after-commit batch with `queued` changes ends with one more item: an array of each
+ * change's tool name (null where it has none), so that a node that does not run a tool
+ * sends no claim for its tasks. A node of an earlier version reads four items at a time and
+ * stops before that last one, and a payload without it gives changes without tool names:
+ * nodes of both versions understand each other while a cluster is upgraded.
  */
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clear of that. */
@@ -22,18 +28,28 @@ export function packChanges(origin: string, changes: readonly TaskChange[]): str
   const payloads: string[] = [];
   let current = head;
   let bytes = headBytes;
+  // The current payload's tool names (JSON), and whether any is not null.
+  let tools: string[] = [];
+  let named = false;
+  const close = () => {
+    payloads.push(named ? `${current}, [${tools.join(", ")}]]` : `${current}]`);
+    current = head;
+    bytes = headBytes;
+    tools = [];
+    named = false;
+  };
   for (const c of changes) {
     const entry = `, ${JSON.stringify(c.kind)}, ${JSON.stringify(c.status)}, ${c.version}, ${JSON.stringify(c.taskId)}`;
-    const entryBytes = Buffer.byteLength(entry);
-    if (current !== head && bytes + entryBytes + 1 > MAX_PAYLOAD_BYTES) {
-      payloads.push(`${current}]`);
-      current = head;
-      bytes = headBytes;
-    }
+    const tool = c.toolName === undefined ? "null" : JSON.stringify(c.toolName);
+    // The entry, and its tool name in the last item (", " before it, or ", [" and "]").
+    const entryBytes = Buffer.byteLength(entry) + Buffer.byteLength(tool) + 4;
+    if (current !== head && bytes + entryBytes + 1 > MAX_PAYLOAD_BYTES) close();
     current += entry;
     bytes += entryBytes;
+    tools.push(tool);
+    named ||= c.toolName !== undefined;
   }
-  if (current !== head) payloads.push(`${current}]`);
+  if (current !== head) close();
   return payloads;
 }
 
@@ -52,7 +68,10 @@ export function unpackChanges(payload: string): { origin: string; changes: TaskC
   }
   if (!Array.isArray(parsed) || typeof parsed[0] !== "string") return { origin: "", changes: [] };
   const changes: TaskChange[] = [];
-  for (let i = 1; i + 3 < parsed.length; i += 4) {
+  // The tool names, when the payload ends with them (one item after the last change).
+  const last: unknown = parsed.at(-1);
+  const tools = (parsed.length - 1) % 4 === 1 && Array.isArray(last) ? last : [];
+  for (let i = 1, n = 0; i + 3 < parsed.length; i += 4, n++) {
     const [kind, status, version, taskId] = parsed.slice(i, i + 4) as unknown[];
     if (
       typeof kind === "string" &&
@@ -61,12 +80,14 @@ export function unpackChanges(payload: string): { origin: string; changes: TaskC
       typeof taskId === "string" &&
       taskId.length > 0
     ) {
-      changes.push({
+      const change: TaskChange = {
         taskId,
         kind: kind as TaskChangeKind,
         status: status as TaskStatus,
         version: version as number,
-      });
+      };
+      const toolName: unknown = tools[n];
+      changes.push(typeof toolName === "string" ? { ...change, toolName } : change);
     }
   }
   return { origin: parsed[0], changes };

@@ -48,6 +48,61 @@ describe("packed notifications (encoding)", () => {
     expect(payloads.flatMap((p) => unpackChanges(p).changes)).toEqual(changes);
   });
 
+  it("carry the tool names of queued changes, awkward ones too, in a last item", () => {
+    const changes: TaskChange[] = AWKWARD_IDS.map((id, i) =>
+      i % 2 === 0
+        ? { taskId: id, kind: "queued", status: "working", version: i + 1, toolName: id }
+        : change(id, i + 1),
+    );
+    const [payload, ...more] = packChanges("abc12345", changes);
+    expect(more).toEqual([]);
+    expect(unpackChanges(payload!)).toEqual({ origin: "abc12345", changes });
+    // The last item: one name a change, null for those without.
+    expect(JSON.parse(payload!).at(-1)).toEqual(
+      AWKWARD_IDS.map((id, i) => (i % 2 === 0 ? id : null)),
+    );
+    // A batch without tool names has no such item, as before.
+    const plain = packChanges("abc12345", [change("a", 1)]);
+    expect(plain).toEqual(['["abc12345", "status_message", "working", 1, "a"]']);
+  });
+
+  it("are understood across versions: an earlier node reads the changes of a payload with tool names, and a payload without them gives changes without", () => {
+    const queued: TaskChange = {
+      taskId: "t1",
+      kind: "queued",
+      status: "working",
+      version: 1,
+      toolName: "job",
+    };
+    const [payload] = packChanges("o", [queued, change("t2", 2)]);
+    // The earlier reader: four items a change, from the second on.
+    const items = JSON.parse(payload!) as unknown[];
+    const earlier: unknown[][] = [];
+    for (let i = 1; i + 3 < items.length; i += 4) earlier.push(items.slice(i, i + 4));
+    expect(earlier).toEqual([
+      ["queued", "working", 1, "t1"],
+      ["status_message", "working", 2, "t2"],
+    ]);
+    // An earlier node's payload (or an in-transaction one): no tool names.
+    expect(unpackChanges('["o", "queued", "working", 1, "t1"]').changes).toEqual([
+      { taskId: "t1", kind: "queued", status: "working", version: 1 },
+    ]);
+  });
+
+  it("split a large batch with tool names into payloads PostgreSQL accepts", () => {
+    const changes: TaskChange[] = Array.from({ length: 300 }, (_, i) => ({
+      taskId: `${"😀".repeat(30)}-${i}`,
+      kind: "queued",
+      status: "working",
+      version: i,
+      toolName: `${"é".repeat(40)}-${i}`,
+    }));
+    const payloads = packChanges("abc12345", changes);
+    expect(payloads.length).toBeGreaterThan(1);
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
+    expect(payloads.flatMap((p) => unpackChanges(p).changes)).toEqual(changes);
+  });
+
   it("give nothing for malformed payloads and skip malformed entries", () => {
     expect(unpackChanges("[not json").changes).toEqual([]);
     expect(unpackChanges("[]").changes).toEqual([]);
@@ -121,6 +176,17 @@ describe.each(["after-commit", "in-transaction"] as const)(
         // transaction, each notification leaves at its commit, and concurrent commits may
         // finish in another order than their statements returned.
         if (notify === "after-commit") expect(created(onB)).toEqual(created(onA));
+        // The writer's queued changes name the tool, and so do another node's after-commit
+        // batches (in transaction, PostgreSQL builds the payload: no tool names).
+        const tools = (events: TaskChange[]) => [
+          ...new Set(events.map((e) => `${e.kind} ${e.toolName}`)),
+        ];
+        expect(tools(onA).sort()).toEqual(["created undefined", "queued t"]);
+        expect(tools(onB).sort()).toEqual(
+          notify === "after-commit"
+            ? ["created undefined", "queued t"]
+            : ["created undefined", "queued undefined"],
+        );
       } finally {
         await raw.end({ timeout: 5 });
         await a.close();

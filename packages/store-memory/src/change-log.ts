@@ -1,5 +1,5 @@
 import type { TaskChange, TaskChangeKind, TaskRecord } from "@mcp-tasks/core";
-import type { ChangeFeed } from "@mcp-tasks/core/store";
+import { type ChangeFeed, changeOf } from "@mcp-tasks/core/store";
 
 /**
  * The change notifications of one store: core's feed, and the changes of the current
@@ -16,12 +16,7 @@ export function noteChange(log: ChangeLog, record: TaskRecord, kind: TaskChangeK
   if (!log.feed.hasListeners(record.taskId)) return;
   // Delivered after the current operation returns, in commit order, so a listener that
   // calls back into the store never interleaves with the write that woke it.
-  log.pending.push({
-    taskId: record.taskId,
-    kind,
-    status: record.status,
-    version: record.version,
-  });
+  log.pending.push(changeOf(record, kind));
   if (log.pending.length === 1) queueMicrotask(() => deliverChanges(log));
 }
 

@@ -1174,7 +1174,7 @@ export function describeQueueStoreContract(
     });
 
     describe("change feed", () => {
-      it("a create without a lease reports created then queued; with a lease only created", async () => {
+      it("a create without a lease reports created then queued, the queued change naming the tool; with a lease only created", async () => {
         const feed = collect();
         const a = await queued();
         const b = await held();
@@ -1187,6 +1187,13 @@ export function describeQueueStoreContract(
           [a.taskId, "queued", "working", 1],
           [b.taskId, "created", "working", 1],
           [b.taskId, "status_message", "working", 2],
+        ]);
+        // A worker that does not run the tool sends no claim for it (see `changeOf`).
+        expect(feed.events.map((e) => e.toolName)).toEqual([
+          undefined,
+          a.request.toolName,
+          undefined,
+          undefined,
         ]);
       });
 

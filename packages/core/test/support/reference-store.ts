@@ -32,6 +32,7 @@ import {
   assertFence,
   assertIntentAllowed,
   ChangeFeed,
+  changeOf,
   claimTask,
   completeTask,
   countedRunning,
@@ -489,8 +490,7 @@ export class ReferenceTaskStore implements TaskQueueStore {
    * the changes in commit order.
    */
   #changed(record: TaskRecord, kind: TaskChangeKind): void {
-    const { taskId, status, version } = record;
-    this.#queue.push({ taskId, kind, status, version });
+    this.#queue.push(changeOf(record, kind));
     if (this.#delivering) return;
     this.#delivering = true;
     try {
