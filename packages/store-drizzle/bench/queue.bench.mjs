@@ -1,7 +1,8 @@
 // Durable execution benchmark: core's TaskRunner over this store as the task queue, on
 // PostgreSQL, with separate "nodes" (each its own store instance, i.e. its own pools and
 // LISTEN connection, on one fresh schema). Runs against dist/ (the bench script builds
-// first via turbo). Four parts (BENCH_ONLY=throughput,latency,failover,at-cap picks some):
+// first via turbo). Five parts (BENCH_ONLY=throughput,latency,failover,at-cap,other-tool picks
+// some):
 //
 // 1. Throughput. An "http" node (a runner with `claim: false`) creates tasks of a no-op tool
 //    with QUEUE_IN_FLIGHT (16) creates in flight; every created task gets a client that
@@ -31,6 +32,11 @@
 //    the owner never has more tasks than its cap; AT_CAP_SAMPLES (800) in all. Reported:
 //    p50 / p90 / p99 / max from `start()` to the terminal change, and how many tasks were
 //    created queued (none needs to be).
+// 5. A flood of another tool's creates: on a schema of its own, the http node creates tasks
+//    of a tool nobody runs (QUEUE_IN_FLIGHT in flight), alone and then beside a worker node
+//    whose runner claims (tool `noop`, the default owner cap): the create rate both ways, in
+//    alternated rounds, and the claim statements the worker node sent meanwhile (it cannot
+//    run any of those tasks, so each would come back empty).
 // The schemas are dropped at the end, also on failure.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -74,6 +80,7 @@ const wanted = (name) => ONLY.length === 0 || ONLY.some((w) => name.startsWith(w
 const here = dirname(fileURLToPath(import.meta.url));
 const schema = `bench_queue_${process.pid}`;
 const createSchema = `bench_queue_${process.pid}_c`;
+const otherToolSchema = `bench_queue_${process.pid}_o`;
 const OWNER = makeOwner({ principalId: "bench" });
 // Part 1's tasks are created by BENCH_OWNERS owners (default 1), producer i as owner i mod N:
 // with the default per-owner cap (a quarter of the slots) one owner can fill only a quarter
@@ -475,6 +482,40 @@ async function atCap(node) {
   };
 }
 
+// ---------------------------------------------------------------- 5. another tool's flood
+
+async function otherToolFlood() {
+  const front = await openNode("other-front", otherToolSchema);
+  const worker = await openNode("other-worker", otherToolSchema);
+  const create = () =>
+    front.store.create(
+      {
+        taskId: ids(),
+        era: ERA,
+        request: { toolName: "not-run-here", arguments: {} },
+        ttlMs: 3_600_000,
+        ttlAnchor: "creation",
+        pollIntervalMs: null,
+      },
+      SCOPE,
+    );
+  const alone = [];
+  const beside = [];
+  let claims = 0;
+  await measureCreates(IN_FLIGHT, create); // warm-up, not counted
+  for (let round = 0; round < ROUNDS; round++) {
+    alone.push(await measureCreates(IN_FLIGHT, create));
+    const runner = new TaskRunner({ service: worker.service, tools: [noop] });
+    await sleep(50); // its first claim (the queue holds none of its tools)
+    const sent = worker.claims.sent;
+    beside.push(await measureCreates(IN_FLIGHT, create));
+    claims += worker.claims.sent - sent;
+    await runner.shutdown({ drainMs: 1_000 });
+  }
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { alone: mean(alone), beside: mean(beside), claims: claims / ROUNDS };
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -544,6 +585,17 @@ async function main() {
     ]);
   }
 
+  if (wanted("other-tool")) {
+    await migrate(URL, { schema: otherToolSchema });
+    const o = await otherToolFlood();
+    rows.push([
+      "Creates of a tool nobody runs, beside a claiming worker node of another tool",
+      `${fmt(o.beside)} tasks/s against ${fmt(o.alone)} alone (${(o.beside / o.alone).toFixed(2)} ×); ${fmt(o.claims)} claim statements from that node per ${SECONDS} s round`,
+      "(reported)",
+      "",
+    ]);
+  }
+
   console.log("\n| Measure | Result | Target | |");
   console.log("|---|---|---|---|");
   for (const r of rows) console.log(`| ${r.join(" | ")} |`);
@@ -567,7 +619,9 @@ try {
   clearTimeout(watchdog);
   for (const child of children) child.kill("SIGKILL");
   for (const close of cleanups.reverse()) await close().catch(() => {});
-  for (const s of [schema, createSchema]) await dropTaskSchema(URL, s).catch(() => {});
+  for (const s of [schema, createSchema, otherToolSchema]) {
+    await dropTaskSchema(URL, s).catch(() => {});
+  }
   // Whatever a timed-out part still awaits must not keep the process alive.
   if (process.exitCode === 1) process.exit(1);
 }
