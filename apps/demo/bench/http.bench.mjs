@@ -10,6 +10,8 @@
 // PostgreSQL the 2026 `tools/call` of a caller whose cap another node's runs hold (two demo
 // nodes on one schema: the first runs the caller's cap of 600 s tasks, the second takes the
 // flood, every task created queued).
+// Each row shows the server's CPU per request (this process), and the PostgreSQL rows the
+// local database server's too (its processes in /proc, Linux; see `databaseCpuMs`).
 // Targets: 2026 `tools/call` on memory ≥ 0.3x the echo, 2025-11-25 ≥ 0.2x; p50 of the
 // PostgreSQL `tools/call` ≤ 5 ms (shown, not a ratio). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
@@ -351,10 +353,13 @@ async function main() {
       .join(" ")}; owner cap ${process.env.BENCH_OWNER_CAP ?? "the runner's default"}`,
   );
   console.log(
-    "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | target |",
+    "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | PostgreSQL CPU µs/req | target |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|");
   const cpuPerRequest = (run) => (run.serverCpu * 1e6) / run.rps;
+  // The database's share of a request, on the rows served from PostgreSQL (see databaseCpuMs).
+  const databasePerRequest = (s) =>
+    s.key.startsWith("pg-") ? fmt(median(s.runs.map((r) => (r.databaseCpu * 1e6) / r.rps))) : "";
   const bareCost = median(bareRuns.map(cpuPerRequest));
   const verdicts = [];
   for (const s of scenarios) {
@@ -370,7 +375,7 @@ async function main() {
     if (s.target !== undefined) verdicts.push(ratio >= s.target);
     if (s.p50Target !== undefined) verdicts.push(p50 <= s.p50Target);
     console.log(
-      `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(p50, 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${target} |`,
+      `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(p50, 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${databasePerRequest(s)} | ${target} |`,
     );
   }
   const bareCpu = median(bareRuns.map((r) => r.serverCpu));

@@ -6,6 +6,9 @@
 //     (as the demo sets them, with room for the pre-filled rows);
 //   - a task-creating 2026-07-28 `tools/call` over HTTP to the demo app on that store (wrk,
 //     1 thread, 10 connections): requests/s, p50 and p99;
+//   - the CPU time a store create and an HTTP `tools/call` cost: this process's (the demo
+//     server, the store's client side, PGlite) and, on PostgreSQL, the local server's (its
+//     processes in /proc, Linux): where the ratio between the two rates comes from;
 // and at the end, the expiry of every pre-filled task by one `cleanupExpired` (bounded
 // batches). The targets (ratios in this run): on PostgreSQL at 100 000 live tasks, HTTP
 // `tools/call` ≥ 0.8× its rate on the empty table and ≥ 0.5× the store's own create rate at
@@ -25,7 +28,7 @@ import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
 import { freshPostgresStore, listenDemo } from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
-import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
+import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -58,10 +61,14 @@ const DONE = { content: [{ type: "text", text: "done" }] };
 const ids = createIdGenerator();
 const pick = (n) => Math.floor(Math.random() * n);
 
-/** Operations per second of `op` with `inFlight` callers, after a short warm-up. */
-async function measure(op, inFlight = IN_FLIGHT) {
+/**
+ * Operations per second of `op` with `inFlight` callers, after a short warm-up. With
+ * `costs`, also pushes the CPU time per operation over the measurement (see {@link cpuCost}).
+ */
+async function measure(op, costs, inFlight = IN_FLIGHT) {
   let count = 0;
   let t0 = 0;
+  let cpu;
   const warmEnd = performance.now() + WARMUP_MS;
   const end = warmEnd + SECONDS * 1000;
   await Promise.all(
@@ -69,13 +76,35 @@ async function measure(op, inFlight = IN_FLIGHT) {
       for (;;) {
         const now = performance.now();
         if (now >= end) return;
-        if (t0 === 0 && now >= warmEnd) t0 = now;
+        if (t0 === 0 && now >= warmEnd) {
+          t0 = now;
+          cpu = cpuSample();
+        }
         await op();
         if (t0 !== 0) count++;
       }
     }),
   );
+  costs?.push(cpuCost(cpu, count));
   return count / ((performance.now() - t0) / 1000);
+}
+
+/** This process's CPU time and the local PostgreSQL server's, now (ms). */
+function cpuSample() {
+  const { user, system } = process.cpuUsage();
+  return { process: (user + system) / 1000, database: databaseCpuMs() };
+}
+
+/**
+ * CPU µs per operation since `before`, `n` operations: this process's (the store's client
+ * side, the demo server, PGlite) and the local PostgreSQL server's (see `databaseCpuMs`).
+ */
+function cpuCost(before, n) {
+  const after = cpuSample();
+  return {
+    process: ((after.process - before.process) * 1000) / n,
+    database: ((after.database - before.database) * 1000) / n,
+  };
 }
 
 /** Operations per second of `op` over `items`, `inFlight` at a time, bounded in time. */
@@ -147,8 +176,30 @@ async function recount(store, schema) {
   await store.query(`VACUUM ANALYZE ${usage}`);
 }
 
+/**
+ * Waits (at most 10 s) until the demo has run every task of the HTTP caller that it took on:
+ * what a `tools/call` measurement leaves running shares the machine with the next
+ * measurement, and settling while `dropCreated` deletes the rows, its endings deadlocked
+ * with that DELETE (PostgreSQL picks one to fail, and the bench stopped).
+ */
+async function callerRunsSettled(store, schema) {
+  const caller = ownerKey(OWNERS[OWNERS.length - 1]);
+  const deadline = performance.now() + 10_000;
+  while (performance.now() < deadline) {
+    const [row] = await store.query(
+      `SELECT count(*)::int AS n FROM "${schema}"."mcp_tasks" WHERE owner_key = $1
+         AND lease_holder IS NOT NULL AND status IN ('working', 'input_required')`,
+      [caller],
+    );
+    if (row.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the demo's runs of the HTTP caller did not end within 10 s");
+}
+
 /** Deletes what the measurements created, so that each level starts from its pre-filled rows. */
 async function dropCreated(store, schema) {
+  await callerRunsSettled(store, schema);
   await store.query(`DELETE FROM "${schema}"."mcp_tasks" WHERE id NOT LIKE 'prefill:%'`);
   await recount(store, schema);
 }
@@ -225,14 +276,15 @@ async function benchBackend(kind, workDir) {
         store.complete(task.taskId, ownerScope(task.owner, OPEN), {
           content: [{ type: "text", text: "done" }],
         });
-      const result = { live, create: [], get: [], complete: [], http: [] };
+      const result = { live, create: [], createCost: [], get: [], complete: [], http: [] };
       await runWrk(demo.running.url, script, 1, IN_FLIGHT); // warm-up
       for (let round = 0; round < ROUNDS; round++) {
         created = [];
-        result.create.push(await measure(create));
+        result.create.push(await measure(create, result.createCost));
         result.get.push(await measure(get));
         result.complete.push(await drain(created, complete));
         result.http.push(await runWrk(demo.running.url, script, SECONDS, IN_FLIGHT));
+        await callerRunsSettled(store, schema);
       }
       rows.push(result);
       const http = result.http;
@@ -278,9 +330,12 @@ async function main() {
       .join(" ")}`,
   );
   console.log(
-    "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create |",
+    "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | CPU µs per create | CPU µs per HTTP tools/call |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  // This process's CPU per operation, plus the PostgreSQL server's (PGlite's is this process's).
+  const cost = (kind, process, database) =>
+    kind === "postgres" ? `${fmt(process)} + ${fmt(database)}` : fmt(process);
   const verdicts = [];
   for (const { kind, rows } of results) {
     const empty = rows.find((r) => r.live === 0);
@@ -290,7 +345,7 @@ async function main() {
       const vsCreate = rps / median(r.create);
       const p50 = median(r.http.map((h) => h.p50));
       console.log(
-        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} |`,
+        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${cost(kind, median(r.createCost.map((c) => c.process)), median(r.createCost.map((c) => c.database)))} | ${cost(kind, median(r.http.map((h) => (h.serverCpu * 1e6) / h.rps)), median(r.http.map((h) => (h.databaseCpu * 1e6) / h.rps)))} |`,
       );
       if (kind === "postgres" && r.live === 100_000) {
         verdicts.push(

@@ -1,7 +1,7 @@
 // Bounded `wrk` runs for the HTTP benchmarks: a Lua script per request, one run parsed into
 // requests/s, p50/p99 and this process's CPU (where the servers under test run).
 import { spawn, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Installs Debian's `wrk` when it is missing (as root, or with passwordless sudo). */
@@ -45,12 +45,50 @@ function toMs(value) {
   return { us: n / 1000, ms: n, s: n * 1000, m: n * 60_000 }[match[2]];
 }
 
+/** Clock ticks per second of `/proc`'s CPU times. */
+const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim()) || 100;
+
 /**
- * One bounded wrk run (1 thread, `connections`, `seconds`); also samples this process's CPU.
- * Resolves with `{ rps, p50, p99, bad, errors, serverCpu }` (latencies in ms).
+ * CPU time (ms) this machine's PostgreSQL server has used so far: the processes named
+ * `postgres` in `/proc`, with the ended backends that the postmaster has reaped (its
+ * children's times). NaN where `/proc` cannot tell (not Linux). The benchmarks' database runs
+ * on this machine (127.0.0.1), so this is where a request's database work shows.
+ */
+export function databaseCpuMs() {
+  let ticks = 0;
+  let found = false;
+  let pids;
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return Number.NaN;
+  }
+  for (const pid of pids) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // ended meanwhile
+    }
+    const close = stat.lastIndexOf(")");
+    if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue;
+    // After the name: state is field 3; utime, stime, cutime, cstime are fields 14 to 17.
+    const fields = stat.slice(close + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    found = true;
+  }
+  return found ? (ticks * 1000) / CLOCK_TICKS : Number.NaN;
+}
+
+/**
+ * One bounded wrk run (1 thread, `connections`, `seconds`); also samples this process's CPU
+ * and the local PostgreSQL server's (see {@link databaseCpuMs}).
+ * Resolves with `{ rps, p50, p99, bad, errors, serverCpu, databaseCpu }` (latencies in ms,
+ * CPU as a share of one core over the run).
  */
 export function runWrk(url, script, seconds, connections = 10) {
   const cpuBefore = process.cpuUsage();
+  const databaseBefore = databaseCpuMs();
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -70,6 +108,7 @@ export function runWrk(url, script, seconds, connections = 10) {
     child.on("close", () => {
       clearTimeout(killer);
       const cpu = process.cpuUsage(cpuBefore);
+      const databaseCpu = (databaseCpuMs() - databaseBefore) / (performance.now() - started);
       const wallMs = performance.now() - started;
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
       const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
@@ -78,7 +117,15 @@ export function runWrk(url, script, seconds, connections = 10) {
       const errors = /Socket errors:.*/.exec(out)?.[0];
       if (!Number.isFinite(rps)) reject(new Error(`wrk output not understood:\n${out}`));
       else
-        resolve({ rps, p50, p99, bad, errors, serverCpu: (cpu.user + cpu.system) / 1000 / wallMs });
+        resolve({
+          rps,
+          p50,
+          p99,
+          bad,
+          errors,
+          serverCpu: (cpu.user + cpu.system) / 1000 / wallMs,
+          databaseCpu,
+        });
     });
   });
 }
