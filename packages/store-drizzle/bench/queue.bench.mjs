@@ -130,6 +130,20 @@ async function openNode(name, onSchema = schema) {
   return { store, service: new TaskService({ store }), claims };
 }
 
+/** A store create of a task of `toolName` (queued: no lease), as parts 1 and 5 measure it. */
+const creates = (store, toolName) => () =>
+  store.create(
+    {
+      taskId: ids(),
+      era: ERA,
+      request: { toolName, arguments: {} },
+      ttlMs: 3_600_000,
+      ttlAnchor: "creation",
+      pollIntervalMs: null,
+    },
+    SCOPE,
+  );
+
 // ---------------------------------------------------------------- 1. throughput
 
 /** Runs `op` with `inFlight` in flight; ops/s over SECONDS after WARMUP_MS. */
@@ -263,18 +277,7 @@ const detail = (r) =>
 
 async function throughput(http, workers) {
   const creator = await openNode("create", createSchema);
-  const create = () =>
-    creator.store.create(
-      {
-        taskId: ids(),
-        era: ERA,
-        request: { toolName: "noop", arguments: {} },
-        ttlMs: 3_600_000,
-        ttlAnchor: "creation",
-        pollIntervalMs: null,
-      },
-      SCOPE,
-    );
+  const create = creates(creator.store, "noop");
   const sum = { create: 0, one: 0, two: 0 };
   const peaks = { one: 0, two: 0 };
   const slots = { one: 0, two: 0 };
@@ -487,18 +490,7 @@ async function atCap(node) {
 async function otherToolFlood() {
   const front = await openNode("other-front", otherToolSchema);
   const worker = await openNode("other-worker", otherToolSchema);
-  const create = () =>
-    front.store.create(
-      {
-        taskId: ids(),
-        era: ERA,
-        request: { toolName: "not-run-here", arguments: {} },
-        ttlMs: 3_600_000,
-        ttlAnchor: "creation",
-        pollIntervalMs: null,
-      },
-      SCOPE,
-    );
+  const create = creates(front.store, "not-run-here");
   const alone = [];
   const beside = [];
   let claims = 0;
