@@ -1,5 +1,6 @@
 // Bounded `wrk` runs for the HTTP benchmarks: a Lua script per request, one run parsed into
-// requests/s, p50/p99 and this process's CPU (where the servers under test run).
+// requests/s, p50/p99 and the CPU of this process (where the servers under test run) and of
+// the local PostgreSQL server.
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -108,8 +109,8 @@ export function runWrk(url, script, seconds, connections = 10) {
     child.on("close", () => {
       clearTimeout(killer);
       const cpu = process.cpuUsage(cpuBefore);
-      const databaseCpu = (databaseCpuMs() - databaseBefore) / (performance.now() - started);
       const wallMs = performance.now() - started;
+      const databaseCpu = (databaseCpuMs() - databaseBefore) / wallMs;
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
       const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? "");
       const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? "");

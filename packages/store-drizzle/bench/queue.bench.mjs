@@ -32,7 +32,7 @@
 //    the owner never has more tasks than its cap; AT_CAP_SAMPLES (800) in all. Reported:
 //    p50 / p90 / p99 / max from `start()` to the terminal change, and how many tasks were
 //    created queued (none needs to be).
-// 5. A flood of another tool's creates: on a schema of its own, the http node creates tasks
+// 5. A flood of another tool's creates: on a schema of its own, a front node creates tasks
 //    of a tool nobody runs (QUEUE_IN_FLIGHT in flight), alone and then beside a worker node
 //    whose runner claims (tool `noop`, the default owner cap): the create rate both ways, in
 //    alternated rounds, and the claim statements the worker node sent meanwhile (it cannot
@@ -582,7 +582,7 @@ async function main() {
     const o = await otherToolFlood();
     rows.push([
       "Creates of a tool nobody runs, beside a claiming worker node of another tool",
-      `${fmt(o.beside)} tasks/s against ${fmt(o.alone)} alone (${(o.beside / o.alone).toFixed(2)} ×); ${fmt(o.claims)} claim statements from that node per ${SECONDS} s round`,
+      `${fmt(o.beside)} tasks/s against ${fmt(o.alone)} alone (${(o.beside / o.alone).toFixed(2)} ×); ${fmt(o.claims)} claim statements from that node per round (${SECONDS} s after a ${WARMUP_MS} ms warm-up)`,
       "(reported)",
       "",
     ]);
