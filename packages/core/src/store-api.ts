@@ -10,7 +10,7 @@
  *
  * @packageDocumentation
  */
-export { ChangeFeed, changeOf } from "./change-feed.js";
+export { ChangeFeed } from "./change-feed.js";
 export { decodeCursor, decodeSequenceCursor, encodeCursor } from "./cursor.js";
 export { taskErrors } from "./errors.js";
 export {
@@ -93,6 +93,7 @@ export {
 } from "./storable.js";
 export type { ListQuery, NewestQuery } from "./store.js";
 export type { NewTask } from "./task.js";
+export { changeOf } from "./task-change.js";
 export {
   ACTIVE_STATUSES,
   assertIntentAllowed,
