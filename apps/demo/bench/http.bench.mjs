@@ -33,7 +33,7 @@ import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
-import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
+import { ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -356,10 +356,10 @@ async function main() {
     "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | PostgreSQL CPU µs/req | target |",
   );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|");
-  const cpuPerRequest = (run) => (run.serverCpu * 1e6) / run.rps;
+  const cpuPerRequest = (run) => usPerRequest(run);
   // The database's share of a request, on the rows served from PostgreSQL (see databaseCpuMs).
   const databasePerRequest = (s) =>
-    s.key.startsWith("pg-") ? fmt(median(s.runs.map((r) => (r.databaseCpu * 1e6) / r.rps))) : "";
+    s.key.startsWith("pg-") ? fmt(median(s.runs.map((r) => usPerRequest(r, r.databaseCpu)))) : "";
   const bareCost = median(bareRuns.map(cpuPerRequest));
   const verdicts = [];
   for (const s of scenarios) {

@@ -28,7 +28,7 @@ import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
 import { freshPostgresStore, listenDemo } from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
-import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
+import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -345,7 +345,7 @@ async function main() {
       const vsCreate = rps / median(r.create);
       const p50 = median(r.http.map((h) => h.p50));
       console.log(
-        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${cost(kind, median(r.createCost.map((c) => c.process)), median(r.createCost.map((c) => c.database)))} | ${cost(kind, median(r.http.map((h) => (h.serverCpu * 1e6) / h.rps)), median(r.http.map((h) => (h.databaseCpu * 1e6) / h.rps)))} |`,
+        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${cost(kind, median(r.createCost.map((c) => c.process)), median(r.createCost.map((c) => c.database)))} | ${cost(kind, median(r.http.map((h) => usPerRequest(h))), median(r.http.map((h) => usPerRequest(h, h.databaseCpu))))} |`,
       );
       if (kind === "postgres" && r.live === 100_000) {
         verdicts.push(

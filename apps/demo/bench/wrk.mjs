@@ -131,6 +131,9 @@ export function runWrk(url, script, seconds, connections = 10) {
   });
 }
 
+/** CPU µs per request of a {@link runWrk} run: the server's, or `cpu` (a share of a core). */
+export const usPerRequest = (run, cpu = run.serverCpu) => (cpu * 1e6) / run.rps;
+
 /** The median of some numbers. */
 export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
