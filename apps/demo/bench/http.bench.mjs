@@ -175,10 +175,9 @@ async function openPostgres(storeOptions = {}) {
 /**
  * Two demo nodes on one PostgreSQL schema: the first runs 600 s tasks of the (anonymous)
  * caller until the store queues one, its cap reached; the second, on a store of its own,
- * takes the flood. Undefined without a per-owner cap.
+ * takes the flood.
  */
 async function startCappedPair(pg) {
-  if (OWNER_CAP.maxRunningPerOwner === Number.POSITIVE_INFINITY) return undefined;
   const holder = await listenDemo(pg.store, OWNER_CAP);
   const long = modernBody("tools/call", { name: "slow_compute", arguments: { seconds: 600 } });
   for (let i = 0; ; i++) {
@@ -216,7 +215,9 @@ async function main() {
   // The same store with polls on the main pool (no read pool): what the read pool changes.
   const pgShared = pg ? await openPostgres({ readPoolSize: 0 }) : undefined;
   const pgSharedDemo = pgShared ? await startDemo(pgShared.store) : undefined;
-  const pgCapped = pg ? await openPostgres() : undefined;
+  // Without a per-owner cap there is no capped pair (and no store of its own to close).
+  const capped = OWNER_CAP.maxRunningPerOwner !== Number.POSITIVE_INFINITY;
+  const pgCapped = pg && capped ? await openPostgres() : undefined;
   const cappedPair = pgCapped ? await startCappedPair(pgCapped) : undefined;
 
   const scenarios = [
