@@ -31,7 +31,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { QUEUED_OWNER_LIMIT_MESSAGE } from "@mcp-tasks/core";
 import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
-import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
+import {
+  dropSchema,
+  freshPostgresStore,
+  listenDemo,
+  ownerCapLabel,
+  ownerCapOption,
+} from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -43,12 +49,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:
 const MANY = 10_000_000;
 /** Pause after a task-creating scenario, for its leftover runs (see the rounds below). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 2000);
-const OWNER_CAP =
-  process.env.BENCH_OWNER_CAP === "off"
-    ? { maxRunningPerOwner: Number.POSITIVE_INFINITY }
-    : process.env.BENCH_OWNER_CAP
-      ? { maxRunningPerOwner: Number(process.env.BENCH_OWNER_CAP) }
-      : {};
+const OWNER_CAP = ownerCapOption();
 
 /** The bare baseline: read the body, JSON.parse it, answer a ~400-byte JSON-RPC result. */
 function startBareEcho() {
@@ -351,7 +352,7 @@ async function main() {
   console.log(
     `\nwrk ${wrkVersion}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(" ")}; owner cap ${process.env.BENCH_OWNER_CAP ?? "the runner's default"}`,
+      .join(" ")}; owner cap ${ownerCapLabel()}`,
   );
   console.log(
     "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | PostgreSQL CPU µs/req | target |",

@@ -16,8 +16,10 @@
 //
 // Bounded: BENCH_SECONDS (2) per measurement, BENCH_ROUNDS (2) rounds each.
 // BENCH_SCALE_LEVELS (0,100000,1000000) and BENCH_SCALE_BACKENDS (postgres,pglite) pick the
-// cases. Runs against dist/ (build first). PostgreSQL at DATABASE_URL, in a schema of its own
-// that is dropped at the end.
+// cases. BENCH_OWNER_CAP sets the demo's per-owner cap of running tasks (`off`, a number;
+// default the runner's, 8 here): the 10 connections are one owner. Runs against dist/
+// (build first). PostgreSQL at DATABASE_URL, in a schema of its own that is dropped at the
+// end.
 //
 //   node bench/scale.bench.mjs
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,7 +28,7 @@ import { join } from "node:path";
 import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
 import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
-import { freshPostgresStore, listenDemo } from "./setup.mjs";
+import { freshPostgresStore, listenDemo, ownerCapLabel, ownerCapOption } from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
 import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -215,7 +217,7 @@ async function openBackend(kind, schema) {
 
 /** The demo app on `store`, and the task-creating `tools/call` to drive over HTTP. */
 async function startDemo(store) {
-  const running = await listenDemo(store);
+  const running = await listenDemo(store, ownerCapOption());
   const call = {
     headers: modernHeaders("tools/call", CALL.name),
     body: modernBody("tools/call", CALL),
@@ -327,7 +329,7 @@ async function main() {
   console.log(
     `\nwrk ${wrk}, 1 thread, ${IN_FLIGHT} connections; store operations ${IN_FLIGHT} in flight; ${SECONDS} s per measurement, ${ROUNDS} rounds (medians); Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(" ")}`,
+      .join(" ")}; owner cap ${ownerCapLabel()}`,
   );
   console.log(
     "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | CPU µs per create | CPU µs per HTTP tools/call |",

@@ -36,3 +36,18 @@ export function listenDemo(store, options = {}) {
   });
   return listen(app, { host: "127.0.0.1", port: 0 });
 }
+
+/**
+ * The demo's `maxRunningPerOwner` from BENCH_OWNER_CAP: a number, `off` for no cap, or unset
+ * for the runner's default (a quarter of its concurrency). The benchmarks' connections are
+ * one (anonymous) owner, so under the default most of their tasks are created queued and
+ * claimed later.
+ */
+export function ownerCapOption() {
+  const cap = process.env.BENCH_OWNER_CAP;
+  if (cap === undefined || cap === "") return {};
+  return { maxRunningPerOwner: cap === "off" ? Number.POSITIVE_INFINITY : Number(cap) };
+}
+
+/** How the benchmark's header names BENCH_OWNER_CAP's setting. */
+export const ownerCapLabel = () => process.env.BENCH_OWNER_CAP || "the runner's default";
