@@ -3,12 +3,19 @@
 // cached then is kept by the connection until autoanalyze replaces it, and one with a
 // sequential scan read the whole table on every claim and every ending (3 ms at 6,000 rows,
 // inside the claim lock). And the claim lock's statements are prepared once per connection.
-import { owner } from "@mcp-tasks/core";
-import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
+import { owner, queuedAheadMessage } from "@mcp-tasks/core";
+import {
+  executionPolicy,
+  type NewTask,
+  type OwnerScope,
+  ownerScope,
+  payloadBytes,
+} from "@mcp-tasks/core/store";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { postgresExecutor } from "../src/executor.js";
 import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { createBatchJson, newTaskJson } from "../src/plans/create.js";
 import { buildPlans } from "../src/plans/index.js";
 import { Reachability } from "../src/reachability.js";
 import { StatementRunner } from "../src/statement-runner.js";
@@ -70,15 +77,46 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     await store.query(`ANALYZE "${schema}".mcp_tasks`);
     return { schema, store };
   };
-  /** The statement plans of a store on `schema` (no notifications, no bounds). */
-  const plansOf = (schema: string) =>
+  /** The statement plans of a store on `schema` (no notifications; no bounds unless given). */
+  const plansOf = (
+    schema: string,
+    bounds = { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+  ) =>
     buildPlans({
       table: `"${schema}"."mcp_tasks"`,
       usageTable: `"${schema}"."mcp_task_usage"`,
       notify: { channel: null, origin: "abcdefgh" },
-      bounds: { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+      bounds,
       restartGraceMs: 0,
     });
+  /** How `schema`'s create statement (`bounded`: with quotas) runs `tasks` of ALICE, as EXPLAIN ANALYZE tells. */
+  const createRun = async (
+    store: { query(text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> },
+    schema: string,
+    tasks: NewTask[],
+    bounded: boolean,
+  ) => {
+    const many = { maxTasks: 1e9, maxTasksPerOwner: 1e9, maxBytesPerOwner: 1e12 };
+    const { create } = plansOf(schema, bounded ? many : undefined);
+    const rows = tasks.map((task) =>
+      newTaskJson(
+        task,
+        ALICE,
+        JSON.stringify(task.request),
+        executionPolicy(task.execution),
+        payloadBytes(task.request.arguments),
+        undefined,
+      ),
+    );
+    const statement = create({ now: null, tasks: createBatchJson(rows) });
+    const [row] = await store.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
+      statement.values,
+    );
+    const nodes: Record<string, unknown>[] = [];
+    eachPlanNode(row?.["QUERY PLAN"], (node) => nodes.push(node));
+    return nodes;
+  };
 
   it("on the store's own connections, an update by ids uses the primary key, even on a small table", async () => {
     const { schema, store } = await smallTable();
@@ -299,5 +337,52 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     expect(count(sent, "missing")).toBeGreaterThanOrEqual(1);
     expect(count(sent, "missing")).toBeLessThanOrEqual(2);
     expect(sent.slice(-connections)).toEqual(Array(connections).fill("prepared"));
+  });
+
+  it("a create reads the usage counters of its own owners only, however many owners have counters, without statistics", async () => {
+    const schema = await migratedSchema();
+    const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 1 });
+    closers.push(() => store.close());
+    // 200 owners' counters, every stripe, in a table never analysed (a fresh deployment
+    // filling up): the planner takes the batch for 100 owners and the table for small. It
+    // read every counter on every create: 3,200 rows for a batch of one owner.
+    await store.query(
+      `INSERT INTO "${schema}".mcp_task_usage (owner_key, stripe, tasks, bytes)
+        SELECT 'owner-' || g, s, 1, 10 FROM generate_series(1, 200) AS g, generate_series(0, 15) AS s`,
+      [],
+    );
+    const nodes = await createRun(store, schema, [newTask("a1"), newTask("a2")], true);
+    const usageReads = nodes.filter(
+      (node) => node["Relation Name"] === "mcp_task_usage" && node["Node Type"] !== "ModifyTable",
+    );
+    expect(usageReads.length).toBeGreaterThan(0);
+    // At most every stripe of the batch's one owner and of the total: 32 rows.
+    for (const node of usageReads) {
+      expect(Number(node["Actual Rows"]) * Number(node["Actual Loops"])).toBeLessThanOrEqual(32);
+    }
+  });
+
+  it("a create queued under an owner limit counts the tasks queued ahead of it once", async () => {
+    const schema = await migratedSchema();
+    const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 1 });
+    closers.push(() => store.close());
+    const limited = (id: string): NewTask => ({
+      ...newTask(id),
+      ownerLimits: { maxRunningPerOwner: 2 },
+    });
+    // Five queued (no lease asked), none running: a sixth waits behind them, its owner under
+    // its limit, so its message counts them ("5 ahead of you").
+    for (let i = 0; i < 5; i++) {
+      const created = await store.create(limited(`q${i}`), ALICE);
+      expect(created.execution.holder).toBeNull();
+    }
+    const nodes = await createRun(store, schema, [limited("q5")], false);
+    const aheadCounts = nodes.filter(
+      (node) =>
+        node["Index Name"] === "mcp_tasks_claim_owner_idx" && Number(node["Actual Loops"]) > 0,
+    );
+    // The count ran twice: once to compare with the limit of 100, once for the message.
+    expect(aheadCounts).toHaveLength(1);
+    expect((await store.get("q5", ALICE))?.statusMessage).toBe(queuedAheadMessage(5));
   });
 });

@@ -113,14 +113,15 @@ export function createPlans({ table: T, usageTable: U, bounds }: PlanContext, no
   // from the claim-owner index (plus the owner's rows before it in the batch). The store
   // serialises creates that may claim with the claims (see the store), a batch of them per
   // statement, so the count is exact for them.
-  const ahead = `(SELECT count(*) FROM (SELECT 1 FROM ${T} AS y WHERE y.owner_key = f.k
+  const ahead = `(SELECT count(*) FROM (SELECT 1 FROM ${T} AS y WHERE y.owner_key = fw.k
       AND y.lease_holder IS NULL AND y.status IN ${ACTIVE} LIMIT ${QUEUE_AHEAD_COUNT_LIMIT}) AS q)
-      + count(*) FILTER (WHERE f.hh IS NULL) OVER (PARTITION BY f.k ORDER BY f.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
+      + count(*) FILTER (WHERE fw.hh IS NULL) OVER (PARTITION BY fw.k ORDER BY fw.i ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
   const aheadMessage = (n: string) =>
     `CASE WHEN ${n} >= ${QUEUE_AHEAD_COUNT_LIMIT} THEN ${literal(queuedAheadMessage(QUEUE_AHEAD_COUNT_LIMIT))}
-        ELSE replace(${literal(queuedAheadMessage(-1))}, '-1', (${n})::text) END`;
+        ELSE replace(${literal(queuedAheadMessage(-1))}, '-1', ${n}::text) END`;
   // `running` also counts the owner's rows before it in the batch that would run at once:
-  // the store groups such creates into one statement too.
+  // the store groups such creates into one statement too. The count of the rows ahead is a
+  // column of its own (`fa`): inside the message's CASE, PostgreSQL counted them twice.
   const limited = `f00 AS (
   SELECT v.*, CASE WHEN v.ol THEN ${runningOf(T, "v.k", "v.mr", "v.mw")} ELSE 0 END AS stored_running FROM v
 ), f0 AS (
@@ -130,20 +131,29 @@ export function createPlans({ table: T, usageTable: U, bounds }: PlanContext, no
 ), f1 AS (
   SELECT f0.*, CASE WHEN f0.h IS NOT NULL AND f0.ol AND f0.mr IS NOT NULL AND f0.running >= f0.mr
     THEN NULL ELSE f0.h END AS hh FROM f0
+), fw AS (
+  SELECT f1.*, f1.ol AND f1.hh IS NULL AND f1.nm AS says_why,
+    f1.mr IS NOT NULL AND f1.running >= f1.mr AS at_limit FROM f1
+), fa AS (
+  SELECT fw.*, CASE WHEN fw.says_why AND NOT fw.at_limit THEN ${ahead} END AS ahead FROM fw
 ), f AS (
-  SELECT f.*, CASE WHEN NOT (f.ol AND f.hh IS NULL AND f.nm) THEN f.m
-    WHEN f.mr IS NOT NULL AND f.running >= f.mr THEN ${literal(QUEUED_OWNER_LIMIT_MESSAGE)}
-    ELSE ${aheadMessage(ahead)} END AS mm FROM f1 AS f
+  SELECT f.*, CASE WHEN NOT f.says_why THEN f.m
+    WHEN f.at_limit THEN ${literal(QUEUED_OWNER_LIMIT_MESSAGE)}
+    ELSE ${aheadMessage("f.ahead")} END AS mm FROM fa AS f
 )`;
+  // The counters of the batch's owners by `= ANY (ARRAY(…))`: an index lookup per owner,
+  // whatever the planner knows of the table (with `IN (SELECT …)`, on a table without
+  // statistics it read every owner's counters). The total in a subquery of its own, read
+  // once (a scalar subquery was read once per reference).
   const checked = (tasks: string) =>
     bounded
       ? `WITH b AS (SELECT * FROM ${batchRows(tasks)}), a AS (
   SELECT v.*, (${fits("1", "1", "v.b")}) AS alone FROM (
-    SELECT b.*,
-      (SELECT coalesce(sum(x.tasks), 0) FROM ${U} AS x WHERE x.owner_key = '${TOTAL_KEY}') AS all_tasks,
-      coalesce(o.tasks, 0) AS own_tasks, coalesce(o.bytes, 0) AS own_bytes
-    FROM b LEFT JOIN (SELECT x.owner_key, sum(x.tasks) AS tasks, sum(x.bytes) AS bytes FROM ${U} AS x
-      WHERE x.owner_key IN (SELECT DISTINCT b.k FROM b) GROUP BY x.owner_key) AS o ON o.owner_key = b.k
+    SELECT b.*, t.all_tasks, coalesce(o.tasks, 0) AS own_tasks, coalesce(o.bytes, 0) AS own_bytes
+    FROM b CROSS JOIN (SELECT coalesce(sum(x.tasks), 0) AS all_tasks FROM ${U} AS x
+      WHERE x.owner_key = '${TOTAL_KEY}') AS t
+    LEFT JOIN (SELECT x.owner_key, sum(x.tasks) AS tasks, sum(x.bytes) AS bytes FROM ${U} AS x
+      WHERE x.owner_key = ANY (ARRAY(SELECT DISTINCT b.k FROM b)) GROUP BY x.owner_key) AS o ON o.owner_key = b.k
   ) AS v
 ), v AS (
   SELECT a.*,
