@@ -385,4 +385,43 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     expect(aheadCounts).toHaveLength(1);
     expect((await store.get("q5", ALICE))?.statusMessage).toBe(queuedAheadMessage(5));
   });
+
+  it("a claim counts each owner's running tasks once", async () => {
+    const schema = await migratedSchema();
+    const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 1 });
+    closers.push(() => store.close());
+    // Two running (leased at creation), five queued.
+    for (let i = 0; i < 2; i++) {
+      await store.create(
+        { ...newTask(`r${i}`), lease: { holder: "w0", durationMs: 60_000 } },
+        ALICE,
+      );
+    }
+    for (let i = 0; i < 5; i++) await store.create(newTask(`q${i}`), ALICE);
+    const statement = plansOf(schema).claim({
+      holder: "w1",
+      leaseMs: 60_000,
+      now: null,
+      limit: 8,
+      maxRunningPerOwner: 8,
+      maxWaitingPerOwner: null,
+      tools: null,
+      afterOwnerKey: null,
+      afterToolName: null,
+    });
+    const [row] = await store.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.text}`,
+      statement.values,
+    );
+    let counts = 0;
+    eachPlanNode(row?.["QUERY PLAN"], (node) => {
+      if (node["Index Name"] === "mcp_tasks_running_owner_idx") {
+        counts += Number(node["Actual Loops"]);
+      }
+    });
+    // The owner's count ran for the filter, for its queue's limit and for each of the five
+    // picked rows: seven times.
+    expect(counts).toBe(1);
+    expect((await store.get("q4", ALICE))?.execution.holder).toBe("w1");
+  });
 });

@@ -89,7 +89,9 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
   // at most MAX_CLAIM_QUEUES of them from where this store's previous claim stopped (round
   // the end to the start: from the first every time, the queues beyond the bound waited for
   // good behind queues no claim could take from), those of the tools this node runs kept;
-  // each of their owners' running count (core's `countedRunning`); the oldest claimable rows
+  // each of their owners' running count (core's `countedRunning`, counted once per owner:
+  // `OFFSET 0` keeps the planner from copying the count into each place that reads it, the
+  // owner filter, the queue's limit and every picked row); the oldest claimable rows
   // of each queue, up to its owner's room, and of those each owner's oldest up to its room;
   // then the rows in turn, the owner with the fewest running tasks first (the rows this claim
   // takes included) and ties to the older row. A backlog of a tool this node does not run
@@ -146,7 +148,7 @@ export function queuePlans(ctx: PlanContext, note: Notes) {
 ), owners AS (
   SELECT w.k, w.running FROM (
     SELECT o.k, ${runningOf(T, "o.k", `${p.maxRunningPerOwner}::bigint`, `${p.maxWaitingPerOwner}::bigint`)} AS running
-    FROM (SELECT DISTINCT queues.k FROM queues) AS o
+    FROM (SELECT DISTINCT queues.k FROM queues) AS o OFFSET 0
   ) AS w WHERE ${p.maxRunningPerOwner}::bigint IS NULL OR w.running < ${p.maxRunningPerOwner}::bigint
 ), picked AS (
   SELECT ow.k, ow.running, c.id, c.seq
