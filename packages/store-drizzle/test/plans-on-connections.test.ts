@@ -2,7 +2,8 @@
 // their plans were made while the table was nearly empty (a fresh deployment): a generic plan
 // cached then is kept by the connection until autoanalyze replaces it, and one with a
 // sequential scan read the whole table on every claim and every ending (3 ms at 6,000 rows,
-// inside the claim lock). And the claim lock's statements are prepared once per connection.
+// inside the claim lock). And the claim lock's statements are prepared once per connection,
+// and a count a statement reads in several places is made once.
 import { owner, queuedAheadMessage } from "@mcp-tasks/core";
 import {
   executionPolicy,
@@ -89,7 +90,10 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
       bounds,
       restartGraceMs: 0,
     });
-  /** How `schema`'s create statement (`bounded`: with quotas) runs `tasks` of ALICE, as EXPLAIN ANALYZE tells. */
+  /**
+   * The nodes of the plan `schema`'s create statement (`bounded`: with quotas) ran for
+   * `tasks` of ALICE, as EXPLAIN ANALYZE tells (the tasks are created).
+   */
   const createRun = async (
     store: { query(text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> },
     schema: string,
@@ -344,8 +348,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
     const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 1 });
     closers.push(() => store.close());
     // 200 owners' counters, every stripe, in a table never analysed (a fresh deployment
-    // filling up): the planner takes the batch for 100 owners and the table for small. It
-    // read every counter on every create: 3,200 rows for a batch of one owner.
+    // filling up): the planner takes the batch for 100 owners and the table for small.
+    // Before, it read every counter on every create: 3,200 rows for a batch of one owner.
     await store.query(
       `INSERT INTO "${schema}".mcp_task_usage (owner_key, stripe, tasks, bytes)
         SELECT 'owner-' || g, s, 1, 10 FROM generate_series(1, 200) AS g, generate_series(0, 15) AS s`,
@@ -381,7 +385,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
       (node) =>
         node["Index Name"] === "mcp_tasks_claim_owner_idx" && Number(node["Actual Loops"]) > 0,
     );
-    // The count ran twice: once to compare with the limit of 100, once for the message.
+    // Before, the count ran twice: once to compare with the limit of 100, once for the
+    // message.
     expect(aheadCounts).toHaveLength(1);
     expect((await store.get("q5", ALICE))?.statusMessage).toBe(queuedAheadMessage(5));
   });
@@ -419,8 +424,8 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
         counts += Number(node["Actual Loops"]);
       }
     });
-    // The owner's count ran for the filter, for its queue's limit and for each of the five
-    // picked rows: seven times.
+    // Before, the owner's count ran for the filter, for its queue's limit and for each of
+    // the five picked rows: seven times.
     expect(counts).toBe(1);
     expect((await store.get("q4", ALICE))?.execution.holder).toBe("w1");
   });
