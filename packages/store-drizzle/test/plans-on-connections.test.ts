@@ -16,6 +16,7 @@ import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { postgresExecutor } from "../src/executor.js";
 import { createPostgresTaskStore, migrate } from "../src/index.js";
+import type { PlanContext } from "../src/plans/context.js";
 import { createBatchJson, newTaskJson } from "../src/plans/create.js";
 import { buildPlans } from "../src/plans/index.js";
 import { Reachability } from "../src/reachability.js";
@@ -81,7 +82,11 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   /** The statement plans of a store on `schema` (no notifications; no bounds unless given). */
   const plansOf = (
     schema: string,
-    bounds = { maxTasks: null, maxTasksPerOwner: null, maxBytesPerOwner: null },
+    bounds: PlanContext["bounds"] = {
+      maxTasks: null,
+      maxTasksPerOwner: null,
+      maxBytesPerOwner: null,
+    },
   ) =>
     buildPlans({
       table: `"${schema}"."mcp_tasks"`,
@@ -109,7 +114,7 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
         JSON.stringify(task.request),
         executionPolicy(task.execution),
         payloadBytes(task.request.arguments),
-        undefined,
+        null,
       ),
     );
     const statement = create({ now: null, tasks: createBatchJson(rows) });
