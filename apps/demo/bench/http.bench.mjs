@@ -19,9 +19,12 @@
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
 // (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo;
 // BENCH_SETTLE_MS (default 2000) pauses after each task-creating scenario for its leftover
-// runs. BENCH_OWNER_CAP sets the demo's `maxRunningPerOwner` (a number, or `off` for no cap;
-// default the runner's, 8 here): the 10 connections are one owner, so at the default cap
-// most tasks are created queued and claimed later.
+// runs. BENCH_CALLERS is how many callers the 2026 task-creating `tools/call`s come from:
+// by default 1, one anonymous caller, whose 10 connections go past the default cap, so that
+// most of its tasks are created queued and claimed later; N > 1, a bearer token and owner
+// each, taken in turn, each within its per-owner cap, as on a shared server (the 2025-11-25
+// calls are always one session's, one owner). BENCH_OWNER_CAP sets the demo's
+// `maxRunningPerOwner` (a number, or `off` for no cap; default the runner's, 8 here).
 // Needs `wrk` (Debian package `wrk`); installed with apt-get when missing and possible.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -32,6 +35,7 @@ import { QUEUED_OWNER_LIMIT_MESSAGE } from "@mcp-tasks/core";
 import { createPostgresTaskStore } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import {
+  benchCallers,
   dropSchema,
   freshPostgresStore,
   listenDemo,
@@ -50,6 +54,7 @@ const MANY = 10_000_000;
 /** Pause after a task-creating scenario, for its leftover runs (see the rounds below). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 2000);
 const OWNER_CAP = ownerCapOption();
+const CALLERS = benchCallers();
 
 /** The bare baseline: read the body, JSON.parse it, answer a ~400-byte JSON-RPC result. */
 function startBareEcho() {
@@ -93,7 +98,11 @@ function startBareEcho() {
 
 /** A demo server on 127.0.0.1 with one running task, and the requests to drive. */
 async function startDemo(store, { legacy = false } = {}) {
-  const running = await listenDemo(store, { ...OWNER_CAP, ...(legacy && { legacy: true }) });
+  const running = await listenDemo(store, {
+    ...OWNER_CAP,
+    ...CALLERS.options,
+    ...(legacy && { legacy: true }),
+  });
   const created = await post(
     running.url,
     modernHeaders("tools/call", "slow_compute"),
@@ -260,6 +269,7 @@ async function main() {
       label: "2026 task-creating tools/call, memory",
       url: memory.running.url,
       req: memory.call,
+      tokens: CALLERS.tokens,
       target: 0.3,
     },
     {
@@ -278,6 +288,7 @@ async function main() {
             label: "2026 task-creating tools/call, PostgreSQL",
             url: pgDemo.running.url,
             req: pgDemo.call,
+            tokens: CALLERS.tokens,
             p50Target: 5,
           },
           {
@@ -313,7 +324,7 @@ async function main() {
     );
   }
   for (const s of scenarios) {
-    s.script = luaScript(workDir, s.key, s.req);
+    s.script = luaScript(workDir, s.key, s.req, s.tokens);
     s.runs = [];
   }
 
@@ -352,7 +363,7 @@ async function main() {
   console.log(
     `\nwrk ${wrkVersion}, 1 thread, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} interleaved rounds; Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(" ")}; owner cap ${ownerCapLabel()}`,
+      .join(" ")}; owner cap ${ownerCapLabel()}; 2026 task-creating calls from ${CALLERS.label}`,
   );
   console.log(
     "\n| scenario | req/s (median) | vs bare, min / median / max | p50 ms | p99 ms | server CPU | CPU µs/req (vs bare) | PostgreSQL CPU µs/req | target |",

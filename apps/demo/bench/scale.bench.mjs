@@ -1,6 +1,6 @@
 // Creation cost against the number of stored tasks (issue #20 §6), on PostgreSQL and on
 // PGlite: with 0, 100 000 and 1 000 000 live tasks pre-filled in bulk (one INSERT … SELECT
-// generate_series: the HTTP caller's completed and live until their ttl, the other owners'
+// generate_series: the HTTP callers' completed and live until their ttl, the other owners'
 // running; then the usage counters rebuilt as migration 0004 does), it measures
 //   - the store's create, get and complete throughput at 10 operations in flight, quotas on
 //     (as the demo sets them, with room for the pre-filled rows);
@@ -16,8 +16,11 @@
 //
 // Bounded: BENCH_SECONDS (2) per measurement, BENCH_ROUNDS (2) rounds each.
 // BENCH_SCALE_LEVELS (0,100000,1000000) and BENCH_SCALE_BACKENDS (postgres,pglite) pick the
-// cases. BENCH_OWNER_CAP sets the demo's per-owner cap of running tasks (`off`, a number;
-// default the runner's, 8 here): the 10 connections are one owner. Runs against dist/
+// cases. BENCH_CALLERS is how many callers the `tools/call`s come from: by default 1, one
+// anonymous caller, past the default cap (most of its tasks queued, then claimed); N > 1, a
+// bearer token and owner each, taken in turn, each within its per-owner cap. BENCH_OWNER_CAP
+// sets the demo's per-owner cap of running tasks (`off`, a number; default the runner's, 8
+// here). Runs against dist/
 // (build first). PostgreSQL at DATABASE_URL, in a schema of its own that is dropped at the
 // end.
 //
@@ -28,7 +31,13 @@ import { join } from "node:path";
 import { createIdGenerator, owner as makeOwner } from "@mcp-tasks/core";
 import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
-import { freshPostgresStore, listenDemo, ownerCapLabel, ownerCapOption } from "./setup.mjs";
+import {
+  benchCallers,
+  freshPostgresStore,
+  listenDemo,
+  ownerCapLabel,
+  ownerCapOption,
+} from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
 import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -48,10 +57,13 @@ const QUOTAS = {
 const STORE_TIMEOUT_MS = 600_000; // the bulk statements below run through the store's pool
 
 const OPEN = { requireOwner: false };
-// Four owners and the anonymous caller (whose tasks the HTTP part creates) share the rows.
+const CALLERS = benchCallers();
+/** Owners of the pre-filled rows who send no HTTP request (their tasks are running). */
+const OTHERS = 4;
+// Four owners and the HTTP callers (whose tasks the HTTP part creates) share the rows.
 const OWNERS = [
-  ...Array.from({ length: 4 }, (_, i) => makeOwner({ principalId: `owner-${i}` })),
-  makeOwner({}),
+  ...Array.from({ length: OTHERS }, (_, i) => makeOwner({ principalId: `owner-${i}` })),
+  ...CALLERS.owners,
 ];
 const scopes = OWNERS.map((o) => ownerScope(o, OPEN));
 // The rows the store measurements create name a tool the demo does not have, so its runner
@@ -127,29 +139,29 @@ async function drain(items, op, inFlight = IN_FLIGHT) {
 }
 
 /**
- * Adds `n` live tasks, numbered from `from`, shared round-robin by the owners. The anonymous
- * caller's (whose tasks the HTTP part creates) are completed, live until their ttl ends, as
- * its earlier `tools/call`s of `slow_compute` leave them (the issue's own measurement: a
+ * Adds `n` live tasks, numbered from `from`, shared round-robin by the owners. The HTTP
+ * callers' (whose tasks the HTTP part creates) are completed, live until their ttl ends, as
+ * their earlier `tools/call`s of `slow_compute` leave them (the issue's own measurement: a
  * table of such tasks); the other owners' are running, held by a worker that is not there.
- * Running, the caller's own would hold its per-owner cap for good, so its HTTP tasks would
+ * Running, a caller's own would hold its per-owner cap for good, so its HTTP tasks would
  * be created queued and never run: another piece of work than on the empty table.
  */
 async function prefill(store, table, from, n) {
   if (n <= 0) return;
-  const caller = OWNERS.length - 1;
+  const isCaller = `g % ${OWNERS.length} >= ${OTHERS}`;
   await store.query(
     `INSERT INTO ${table} (id, owner_key, owner_principal, era, status, request, tool_name, ttl_ms,
        ttl_anchor, created_at, updated_at, lease_holder, lease_expires_at, attempt, fencing_token,
        payload_bytes, result, expires_at)
      SELECT 'prefill:' || g, ($1::text::jsonb ->> (g % ${OWNERS.length})::int),
        ($2::text::jsonb ->> (g % ${OWNERS.length})::int), '2026-07-28',
-       CASE WHEN g % ${OWNERS.length} = ${caller} THEN 'completed' ELSE 'working' END,
+       CASE WHEN ${isCaller} THEN 'completed' ELSE 'working' END,
        $3::text::jsonb, $4::text, 3600000, 'creation', now(), now(),
-       CASE WHEN g % ${OWNERS.length} = ${caller} THEN NULL ELSE 'seed-worker' END,
-       CASE WHEN g % ${OWNERS.length} = ${caller} THEN NULL ELSE now() + interval '1 day' END,
+       CASE WHEN ${isCaller} THEN NULL ELSE 'seed-worker' END,
+       CASE WHEN ${isCaller} THEN NULL ELSE now() + interval '1 day' END,
        1, 1, 15,
-       CASE WHEN g % ${OWNERS.length} = ${caller} THEN $7::text::jsonb END,
-       CASE WHEN g % ${OWNERS.length} = ${caller} THEN now() + interval '1 hour' END
+       CASE WHEN ${isCaller} THEN $7::text::jsonb END,
+       CASE WHEN ${isCaller} THEN now() + interval '1 hour' END
      FROM generate_series($5::int, $6::int) AS g`,
     [
       JSON.stringify(OWNERS.map(ownerKey)),
@@ -179,24 +191,23 @@ async function recount(store, schema) {
 }
 
 /**
- * Waits (at most 10 s) until the demo has run every task of the HTTP caller that it took on:
+ * Waits (at most 10 s) until the demo has run every task of the HTTP callers that it took on:
  * what a `tools/call` measurement leaves running shares the machine with the next
  * measurement, and settling while `dropCreated` deletes the rows, its endings deadlocked
  * with that DELETE (PostgreSQL picks one to fail, and the bench stopped).
  */
 async function callerRunsSettled(store, schema) {
-  const caller = ownerKey(OWNERS[OWNERS.length - 1]);
   const deadline = performance.now() + 10_000;
   while (performance.now() < deadline) {
     const [row] = await store.query(
-      `SELECT count(*)::int AS n FROM "${schema}"."mcp_tasks" WHERE owner_key = $1
+      `SELECT count(*)::int AS n FROM "${schema}"."mcp_tasks" WHERE owner_key IN (SELECT jsonb_array_elements_text($1::text::jsonb))
          AND lease_holder IS NOT NULL AND status IN ('working', 'input_required')`,
-      [caller],
+      [JSON.stringify(CALLERS.ownerKeys)],
     );
     if (row.n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error("the demo's runs of the HTTP caller did not end within 10 s");
+  throw new Error("the demo's runs of the HTTP callers did not end within 10 s");
 }
 
 /** Deletes what the measurements created, so that each level starts from its pre-filled rows. */
@@ -217,7 +228,7 @@ async function openBackend(kind, schema) {
 
 /** The demo app on `store`, and the task-creating `tools/call` to drive over HTTP. */
 async function startDemo(store) {
-  const running = await listenDemo(store, ownerCapOption());
+  const running = await listenDemo(store, { ...ownerCapOption(), ...CALLERS.options });
   const call = {
     headers: modernHeaders("tools/call", CALL.name),
     body: modernBody("tools/call", CALL),
@@ -240,7 +251,7 @@ async function benchBackend(kind, workDir) {
   let demo;
   try {
     demo = await startDemo(store);
-    const script = luaScript(workDir, kind, demo.call);
+    const script = luaScript(workDir, kind, demo.call, CALLERS.tokens);
     for (const live of LEVELS) {
       if (live > filled) {
         const t0 = performance.now();
@@ -329,7 +340,7 @@ async function main() {
   console.log(
     `\nwrk ${wrk}, 1 thread, ${IN_FLIGHT} connections; store operations ${IN_FLIGHT} in flight; ${SECONDS} s per measurement, ${ROUNDS} rounds (medians); Node ${process.version}; ${cpus().length} cores; load average at end ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(" ")}; owner cap ${ownerCapLabel()}`,
+      .join(" ")}; owner cap ${ownerCapLabel()}; HTTP calls from ${CALLERS.label}`,
   );
   console.log(
     "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | CPU µs per create | CPU µs per HTTP tools/call |",

@@ -1,8 +1,16 @@
 // What the HTTP benchmarks set up the same way: a PostgreSQL store on a fresh schema (and
-// its removal), and the demo app serving anonymous callers on 127.0.0.1.
+// its removal), the demo app on 127.0.0.1, and who calls it (see `benchCallers`).
+import { owner } from "@mcp-tasks/core";
+import { ownerKey } from "@mcp-tasks/core/store";
 import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import postgres from "postgres";
-import { anonymousResolver, createDemoApp, demoTools, listen } from "../dist/index.js";
+import {
+  anonymousResolver,
+  createDemoApp,
+  demoTools,
+  listen,
+  StaticTokenResolver,
+} from "../dist/index.js";
 
 /** A store on the fresh, migrated `schema` of `url`; `drop` removes the schema. */
 export async function freshPostgresStore(url, schema, storeOptions = {}) {
@@ -51,3 +59,41 @@ export function ownerCapOption() {
 
 /** How the benchmark's header names BENCH_OWNER_CAP's setting. */
 export const ownerCapLabel = () => process.env.BENCH_OWNER_CAP || "the runner's default";
+
+/**
+ * Who sends the benchmarks' task-creating 2026 `tools/call`s, from BENCH_CALLERS: by default
+ * `1`, one anonymous caller (no token, as in every recorded run before this knob), whose 10
+ * connections go past the default cap of 8, so that most of its tasks are created queued and
+ * claimed later; `N` > 1, N callers, each a bearer token of its own owner, that the requests
+ * take in turn, as on a shared server, where each caller stays within its per-owner cap.
+ * `options` goes to {@link listenDemo}: the tokens' resolver (no token is still anonymous);
+ * `tokens` to `luaScript`; `owners` are the callers' owners, `ownerKeys` their keys.
+ */
+export function benchCallers() {
+  const text = process.env.BENCH_CALLERS || "1";
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new Error(`BENCH_CALLERS must be an integer from 1 to 1000, got '${text}'`);
+  }
+  if (count === 1) {
+    const anonymous = owner({});
+    return {
+      count,
+      label: "one anonymous caller",
+      tokens: [],
+      owners: [anonymous],
+      ownerKeys: [ownerKey(anonymous)],
+      options: {},
+    };
+  }
+  const tokens = Array.from({ length: count }, (_, i) => `bench-caller-${i}`);
+  const owners = tokens.map((_, i) => owner({ principalId: `caller-${i}` }));
+  return {
+    count,
+    label: `${count} callers in turn (a bearer token each, one owner each)`,
+    tokens,
+    owners,
+    ownerKeys: owners.map(ownerKey),
+    options: { resolver: new StaticTokenResolver(new Map(tokens.map((t, i) => [t, owners[i]]))) },
+  };
+}

@@ -28,11 +28,31 @@ function wrkVersion() {
     .replace(/\s*Copyright.*$/, "");
 }
 
-/** Writes the Lua script that POSTs `body` with `headers`; returns its path. */
-export function luaScript(dir, name, { headers, body }) {
+/**
+ * Writes the Lua script that POSTs `body` with `headers`; returns its path. With `tokens`,
+ * the requests take them in turn as `Authorization: Bearer` (each request formatted once).
+ */
+export function luaScript(dir, name, { headers, body }, tokens = []) {
   const lines = ['wrk.method = "POST"', `wrk.body = [==[${JSON.stringify(body)}]==]`];
   for (const [key, value] of Object.entries(headers)) {
     lines.push(`wrk.headers[ [==[${key}]==] ] = [==[${value}]==]`);
+  }
+  if (tokens.length > 0) {
+    lines.push(
+      `local tokens = { ${tokens.map((token) => `[==[${token}]==]`).join(", ")} }`,
+      "local requests = {}",
+      "local turn = 0",
+      "init = function(args)",
+      "  for i, token in ipairs(tokens) do",
+      '    wrk.headers["authorization"] = "Bearer " .. token',
+      "    requests[i] = wrk.format()",
+      "  end",
+      "end",
+      "request = function()",
+      "  turn = turn % #requests + 1",
+      "  return requests[turn]",
+      "end",
+    );
   }
   const file = join(dir, `${name}.lua`);
   writeFileSync(file, `${lines.join("\n")}\n`);
