@@ -31,6 +31,11 @@ const MAX_TIMER_MS = 2_147_483_647;
  * no place, see `runEnded`; its creates ask for a lease again).
  */
 const MAX_OWNERS_SEEN_QUEUED = 4096;
+/**
+ * Most queued tasks {@link ClaimScheduler} keeps as heard of between two scans; beyond it,
+ * every run's end under a cap wakes a claim until the next scan.
+ */
+const MAX_TASKS_HEARD_QUEUED = 65_536;
 
 /** Drops the first-inserted (oldest) owner of `owners` once it holds more than the bound. */
 function forgetOldest(owners: Map<string, number> | Set<string>): void {
@@ -130,6 +135,19 @@ export class ClaimScheduler {
    * PostgreSQL's claim lock and each `queued` change sent a claim that came back empty.
    */
   readonly #heldElsewhere = new Set<string>();
+  /**
+   * Under a per-owner cap, the tasks of this node's tools heard of as queued (their `queued`
+   * changes, from any node) and not yet heard of as claimed, ended or deleted; emptied by
+   * every periodic scan, which claims anyway (so that a change heard out of order, a claim's
+   * before the task's `queued`, keeps no task here for long). While it is empty, and the
+   * owner of a run that ends has nothing queued as far as this node has seen, the run's end
+   * sends no claim: there is no queued task it could free a place for. Owners within their
+   * cap had every run's end send a claim that came back empty, and on PostgreSQL each of
+   * those held back the creates behind the claim lock (see `BENCHMARKS.md`).
+   */
+  readonly #queuedHeard = new Set<string>();
+  /** More tasks were heard of as queued than {@link #queuedHeard} keeps, since the last scan. */
+  #queuedHeardOverflowed = false;
   /** Tasks claimed from the queue so far. */
   claimed = 0;
 
@@ -159,22 +177,27 @@ export class ClaimScheduler {
           change.kind === "deleted" ||
           (change.kind === "status_changed" && change.status !== "working")
         ) {
+          this.#queuedHeard.delete(change.taskId);
           this.#placeMayHaveFreed();
+        } else if (change.kind === "claimed") {
+          this.#queuedHeard.delete(change.taskId);
         }
         return;
       }
+      // A task of a tool this node does not run: no claim of this node can take it.
+      const mine = change.toolName === undefined || this.#o.tools.has(change.toolName);
+      if (mine) this.#heardQueued(change.taskId);
       // This node's own create of a task whose owner's cap its runs hold: no claim can take
       // it yet (see createsQueued). Counted before the tool is looked at, as such a create
       // may be of any tool.
       if (this.#ownQueuedExpected > this.#ownQueuedSeen) this.#ownQueuedSeen += 1;
-      // A task of a tool this node does not run: no claim of this node can take it.
-      else if (change.toolName === undefined || this.#o.tools.has(change.toolName)) {
-        this.workMayBeQueued();
-      }
+      else if (mine) this.workMayBeQueued();
     });
     this.#scanner = setInterval(() => {
       // A lost notification may have hidden a freed place too: look again at every owner.
       this.#heldElsewhere.clear();
+      this.#queuedHeard.clear();
+      this.#queuedHeardOverflowed = false;
       // Also the fallback for a lost notification: claim whether or not it recovered any.
       void service.recoverOrphans({ limit: 100 }).then(
         () => this.workMayBeQueued(),
@@ -198,6 +221,8 @@ export class ClaimScheduler {
     this.#endedRuns = [];
     this.#createdBehindEndedRuns.clear();
     this.#seenQueued.clear();
+    this.#queuedHeard.clear();
+    this.#queuedHeardOverflowed = false;
     this.#heldElsewhere.clear();
   }
 
@@ -211,11 +236,12 @@ export class ClaimScheduler {
   /**
    * A run of `owner` ended: its slot is free. Under a per-owner cap, a short claim does not
    * mean the queue is empty (owners at their cap were left out), and this run's end may
-   * have put its owner back under its cap: a sign of claimable work. When the owner may
-   * have queued tasks (see {@link #seenQueued}), the place the run freed under the cap is
-   * the next claim's, so those tasks run first. Otherwise a task of the owner created
-   * meanwhile takes the place at once: kept for a claim that finds nothing, it waited for
-   * that claim and the next one, at any load.
+   * have put its owner back under its cap: a sign of claimable work, unless no task is
+   * queued as far as this node has heard (see {@link #queuedHeard}) and the owner had
+   * none (see {@link #seenQueued}). When the owner may have queued tasks, the place the run
+   * freed under the cap is the next claim's, so those tasks run first. Otherwise a task of
+   * the owner created meanwhile takes the place at once: kept for a claim that finds
+   * nothing, it waited for that claim and the next one, at any load.
    */
   runEnded(owner: Owner): void {
     if (this.#o.ownerLimits.maxRunningPerOwner === undefined) {
@@ -225,10 +251,24 @@ export class ClaimScheduler {
     const key = ownerKey(owner);
     this.#heldElsewhere.delete(key);
     // Only while claims go out: nothing else would free the place again.
-    if (this.#claimsGoOut && this.#seenQueued.has(key)) {
+    const ownerMayHaveQueued = this.#seenQueued.has(key);
+    if (this.#claimsGoOut && ownerMayHaveQueued) {
       this.#endedRuns.push({ key, claimsStarted: this.#claimsStarted });
     }
-    this.workMayBeQueued();
+    if (ownerMayHaveQueued || this.#queuedHeard.size > 0 || this.#queuedHeardOverflowed) {
+      this.workMayBeQueued();
+    } else {
+      this.wake();
+    }
+  }
+
+  /** A task of this node's tools was heard of as queued (see {@link #queuedHeard}). */
+  #heardQueued(taskId: string): void {
+    if (this.#o.ownerLimits.maxRunningPerOwner === undefined || this.#queuedHeardOverflowed) {
+      return;
+    }
+    if (this.#queuedHeard.size < MAX_TASKS_HEARD_QUEUED) this.#queuedHeard.add(taskId);
+    else this.#queuedHeardOverflowed = true;
   }
 
   /**

@@ -1240,6 +1240,44 @@ describe("durable execution", () => {
       return { store, held, holdCreateOf, gateOf, service, runner, start };
     };
 
+    /**
+     * Bob's task 101 running and 102 queued behind his cap of 1 (of `heldClaimsAndCreates`),
+     * once the claim the queued one woke has returned: a queued task a run's end may free a
+     * place for, so that the end wakes a claim.
+     */
+    const queuedBehindBobsCap = async (
+      runner: TaskRunner,
+      held: { readonly entered: number; readonly returned: number },
+    ) => {
+      const startBob = (n: number) =>
+        runner.start(bob, { era, request: { toolName: "job", arguments: { n } } });
+      const running = await startBob(101);
+      expect(running.execution.holder).toBe(runner.holder);
+      const queued = await startBob(102);
+      expect(queued.execution.holder).toBeNull();
+      await until(
+        async () => held.returned === held.entered,
+        (settled) => settled,
+      );
+      return [running, queued];
+    };
+
+    /** Lets Bob's tasks of {@link queuedBehindBobsCap} run and waits until they completed. */
+    const bobsDone = async (
+      service: TaskService,
+      gateOf: (n: number) => { open: () => void },
+      bobs: readonly TaskRecord[],
+    ) => {
+      gateOf(101).open();
+      gateOf(102).open();
+      for (const t of bobs) {
+        await until(
+          () => service.get(bob, t.taskId),
+          (r) => r.status === "completed",
+        );
+      }
+    };
+
     it("a task queued while a claim that asked for every free slot is out is claimed when that claim returns", async () => {
       const { held, gateOf, service, runner } = heldClaimsAndCreates(8);
       await until(
@@ -1369,12 +1407,15 @@ describe("durable execution", () => {
         (n) => n === 1,
       );
       expect((await start(1)).execution.holder).toBe(runner.holder);
+      // Another owner's task queued behind its cap: a run's end now wakes a claim.
+      const bobs = await queuedBehindBobsCap(runner, held);
       // The run ends; the claim its end wakes is held on its way to the store.
       held.claimGate = gate();
+      const entered = held.entered;
       gateOf(1).open();
       await until(
         async () => held.entered,
-        (n) => n === 2,
+        (n) => n === entered + 1,
       );
       // Nothing of the owner was ever queued: the freed place is not kept for that claim
       // (which will find nothing), and the new task takes it now.
@@ -1386,6 +1427,7 @@ describe("durable execution", () => {
         () => service.get(alice, next.taskId),
         (t) => t.status === "completed",
       );
+      await bobsDone(service, gateOf, bobs);
     });
 
     it("once a claim finds none of an owner's tasks queued, the owner's run's end keeps no place for a claim", async () => {
@@ -1410,11 +1452,14 @@ describe("durable execution", () => {
         (n) => n === claims + 1,
       );
       expect((await start(3)).execution.holder).toBe(runner.holder);
+      // Another owner's task queued behind its cap: a run's end now wakes a claim.
+      const bobs = await queuedBehindBobsCap(runner, held);
       held.claimGate = gate();
+      const entered = held.entered;
       gateOf(3).open();
       await until(
         async () => held.entered,
-        (n) => n === claims + 2,
+        (n) => n === entered + 1,
       );
       // The owner has nothing queued since: the place the third run freed is the new task's.
       const next = await start(4);
@@ -1425,6 +1470,52 @@ describe("durable execution", () => {
         () => service.get(alice, next.taskId),
         (t) => t.status === "completed",
       );
+      await bobsDone(service, gateOf, bobs);
+    });
+
+    it("under a cap, runs' ends send no claim while nothing is queued: owners within their cap get no empty claims", async () => {
+      const store = new ReferenceTaskStore();
+      const claims = claimRecording(store);
+      const job = tool("job", () => text("ok"));
+      // No periodic scans: claims go out only when something wakes them.
+      const { service, runner } = node(store, {
+        tools: [job],
+        concurrency: 8,
+        maxRunningPerOwner: 2,
+        scanIntervalMs: 60_000,
+      });
+      await until(
+        async () => claims.length,
+        (n) => n === 1,
+      ); // the first claim found the queue empty
+      for (let i = 0; i < 6; i++) {
+        for (const who of [alice, bob]) {
+          const t = await runner.start(who, { era, request: { toolName: "job", arguments: {} } });
+          expect(t.execution.holder).toBe(runner.holder);
+          await until(
+            () => service.get(who, t.taskId),
+            (r) => r.status === "completed",
+          );
+        }
+      }
+      await sleep(SEVERAL_SCANS_MS);
+      // Before, each of the 12 runs' ends sent a claim, and each came back empty.
+      expect(claims).toEqual([0]);
+      // A task queued behind an owner's cap: the end of a run that frees a place claims it.
+      const { hold, job: held } = heldJob("held");
+      runner.register([held]);
+      const startHeld = () =>
+        runner.start(bob, { era, request: { toolName: "held", arguments: {} } });
+      const running = [await startHeld(), await startHeld()];
+      expect(running.map((t) => t.execution.holder)).toEqual([runner.holder, runner.holder]);
+      const queued = await startHeld();
+      expect(queued.execution.holder).toBeNull();
+      hold.open();
+      await until(
+        () => service.get(bob, queued.taskId),
+        (t) => t.status === "completed",
+      );
+      expect(claims.filter((n) => n > 0)).toEqual([1]);
     });
 
     it("the place a run's end frees under its owner's cap goes to the owner's oldest queued task, not to a create racing the claim", async () => {
