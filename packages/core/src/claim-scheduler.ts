@@ -188,8 +188,8 @@ export class ClaimScheduler {
       const mine = change.toolName === undefined || this.#o.tools.has(change.toolName);
       if (mine) this.#heardQueued(change.taskId);
       // This node's own create of a task whose owner's cap its runs hold: no claim can take
-      // it yet (see createsQueued). Counted before the tool is looked at, as such a create
-      // may be of any tool.
+      // it yet (see createsQueued). Counted whatever the task's tool, as such a create may
+      // be of any tool.
       if (this.#ownQueuedExpected > this.#ownQueuedSeen) this.#ownQueuedSeen += 1;
       else if (mine) this.workMayBeQueued();
     });
