@@ -33,7 +33,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 const MAX_OWNERS_SEEN_QUEUED = 4096;
 /**
  * Most queued tasks {@link ClaimScheduler} keeps as heard of between two scans; beyond it,
- * every run's end under a cap wakes a claim until the next scan.
+ * every run's end under a cap wakes claiming until the next scan.
  */
 const MAX_TASKS_HEARD_QUEUED = 65_536;
 
@@ -142,8 +142,9 @@ export class ClaimScheduler {
    * before the task's `queued`, keeps no task here for long). While it is empty, and the
    * owner of a run that ends has nothing queued as far as this node has seen, the run's end
    * sends no claim: there is no queued task it could free a place for. Owners within their
-   * cap had every run's end send a claim that came back empty, and on PostgreSQL each of
-   * those held back the creates behind the claim lock (see `BENCHMARKS.md`).
+   * cap had every run's end wake claiming, and the claims came back empty (one for about
+   * every five tasks under load); on PostgreSQL each held back the creates behind the claim
+   * lock (see `BENCHMARKS.md`).
    */
   readonly #queuedHeard = new Set<string>();
   /** More tasks were heard of as queued than {@link #queuedHeard} keeps, since the last scan. */
