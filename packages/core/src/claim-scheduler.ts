@@ -197,8 +197,7 @@ export class ClaimScheduler {
     this.#scanner = setInterval(() => {
       // A lost notification may have hidden a freed place too: look again at every owner.
       this.#heldElsewhere.clear();
-      this.#queuedHeard.clear();
-      this.#queuedHeardOverflowed = false;
+      this.#forgetQueuedHeard();
       // Also the fallback for a lost notification: claim whether or not it recovered any.
       void service.recoverOrphans({ limit: 100 }).then(
         () => this.workMayBeQueued(),
@@ -222,8 +221,7 @@ export class ClaimScheduler {
     this.#endedRuns = [];
     this.#createdBehindEndedRuns.clear();
     this.#seenQueued.clear();
-    this.#queuedHeard.clear();
-    this.#queuedHeardOverflowed = false;
+    this.#forgetQueuedHeard();
     this.#heldElsewhere.clear();
   }
 
@@ -261,6 +259,12 @@ export class ClaimScheduler {
     } else {
       this.wake();
     }
+  }
+
+  /** Forgets the tasks heard of as queued, and that there were more (see {@link #queuedHeard}). */
+  #forgetQueuedHeard(): void {
+    this.#queuedHeard.clear();
+    this.#queuedHeardOverflowed = false;
   }
 
   /** A task of this node's tools was heard of as queued (see {@link #queuedHeard}). */
