@@ -11,13 +11,16 @@
 // nodes on one schema: the first runs the caller's cap of 600 s tasks, the second takes the
 // flood, every task created queued).
 // Each row shows the server's CPU per request (this process), and the PostgreSQL rows the
-// local database server's too (its processes in /proc, Linux; see `databaseCpuMs`).
+// local database server's too (its processes in /proc, Linux; see `databaseCpuMs`). For the
+// PostgreSQL task-creating rows, a second table says where a call's time goes: the mean time
+// of the demo's store creates and completions over each run, as the demo itself times them
+// (its `/metrics`), and how busy the server's event loop was.
 // Targets: 2026 `tools/call` on memory ≥ 0.3x the echo, 2025-11-25 ≥ 0.2x; p50 of the
 // PostgreSQL `tools/call` ≤ 5 ms (shown, not a ratio). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
 //
 // Every run is bounded: BENCH_SECONDS per measurement (default 3), BENCH_ROUNDS rounds
-// (default 3); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo;
+// (default 3), after BENCH_WARMUP_SECONDS of each scenario (default 1); BENCH_SCENARIOS (comma-separated keys) keeps only those rows and the echo;
 // BENCH_SETTLE_MS (default 2000) pauses after each task-creating scenario for its leftover
 // runs. BENCH_CALLERS is how many callers the 2026 task-creating `tools/call`s come from:
 // by default 1, one anonymous caller, whose 10 connections go past the default cap, so that
@@ -39,15 +42,17 @@ import {
   dropSchema,
   freshPostgresStore,
   listenDemo,
+  meanCallMs,
   ownerCapLabel,
   ownerCapOption,
+  storeCallSeconds,
 } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const WARMUP_SECONDS = 1;
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const CONNECTIONS = 10;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const MANY = 10_000_000;
@@ -285,6 +290,7 @@ async function main() {
           {
             key: "pg-call",
             creates: true,
+            timesStoreCalls: true,
             label: "2026 task-creating tools/call, PostgreSQL",
             url: pgDemo.running.url,
             req: pgDemo.call,
@@ -294,6 +300,7 @@ async function main() {
           {
             key: "pg-legacy-call",
             creates: true,
+            timesStoreCalls: true,
             label: "2025-11-25 task-creating tools/call in a session, PostgreSQL",
             url: pgDemo.running.url,
             req: pgLegacyCall,
@@ -306,6 +313,7 @@ async function main() {
           {
             // Every task is created queued and runs no handler: nothing to settle afterwards.
             key: "pg-call-capped",
+            timesStoreCalls: true,
             label:
               "2026 task-creating tools/call, PostgreSQL, the caller's cap held by another node",
             url: cappedPair.flooded.running.url,
@@ -332,7 +340,13 @@ async function main() {
     for (const s of scenarios) await runWrk(s.url, s.script, WARMUP_SECONDS);
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of scenarios) {
+        const before = s.timesStoreCalls ? await storeCallSeconds(s.url) : undefined;
         const run = await runWrk(s.url, s.script, SECONDS);
+        if (before !== undefined) {
+          const after = await storeCallSeconds(s.url);
+          run.createMs = meanCallMs(before, after, "create");
+          run.completeMs = meanCallMs(before, after, "complete");
+        }
         s.runs.push(run);
         // A task-creating scenario leaves runs behind (creates outpace the runs on a queue
         // store: up to a second of claims and completions): let them finish before the next
@@ -390,6 +404,27 @@ async function main() {
     console.log(
       `| ${s.label} | ${fmt(median(s.runs.map((r) => r.rps)))} | ${fmt(Math.min(...ratios), 2)} / ${fmt(ratio, 2)} / ${fmt(Math.max(...ratios), 2)} | ${fmt(p50, 2)} | ${fmt(median(s.runs.map((r) => r.p99)), 2)} | ${fmt(median(s.runs.map((r) => r.serverCpu)) * 100)} % | ${fmt(median(s.runs.map(cpuPerRequest)))} (${fmt(bareCost / median(s.runs.map(cpuPerRequest)), 2)}x) | ${databasePerRequest(s)} | ${target} |`,
     );
+  }
+  const timed = scenarios.filter((s) => s.timesStoreCalls);
+  if (timed.length > 0) {
+    // Where a call's time goes: the store calls as the demo times them (from the caller's
+    // side: the wait for a batch and the round trip included), and how busy the server's
+    // event loop was (the share of the run it was not waiting for I/O or timers).
+    console.log(
+      "\nWhere a PostgreSQL task-creating call's time goes (medians over the rounds; store calls timed by the demo, `mcp_store_operation_duration_seconds`):\n",
+    );
+    console.log(
+      "| scenario | p50 ms | store create, mean ms | store complete, mean ms | server CPU | server event loop busy |",
+    );
+    console.log("|---|---:|---:|---:|---:|---:|");
+    for (const s of timed) {
+      const m = (pick) => median(s.runs.map(pick));
+      const ms = [m((r) => r.p50), m((r) => r.createMs), m((r) => r.completeMs)];
+      const busy = [m((r) => r.serverCpu), m((r) => r.loopBusy)];
+      console.log(
+        `| ${s.label} | ${ms.map((n) => fmt(n, 2)).join(" | ")} | ${busy.map((n) => `${fmt(n * 100)} %`).join(" | ")} |`,
+      );
+    }
   }
   const bareCpu = median(bareRuns.map((r) => r.serverCpu));
   console.log(

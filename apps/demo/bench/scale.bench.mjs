@@ -4,6 +4,10 @@
 // running; then the usage counters rebuilt as migration 0004 does), it measures
 //   - the store's create, get and complete throughput at 10 operations in flight, quotas on
 //     (as the demo sets them, with room for the pre-filled rows);
+//   - the two writes of a task-creating `tools/call`, made on the store as the demo's runner
+//     makes them (a create that claims the task under the runner's owner limits, then its
+//     completion through the run's fence), for the HTTP callers, at 10 in flight: what the
+//     call costs the store, without the HTTP and MCP layers and the run around it;
 //   - a task-creating 2026-07-28 `tools/call` over HTTP to the demo app on that store (wrk,
 //     1 thread, 10 connections): requests/s, p50 and p99;
 //   - the CPU time a store create and an HTTP `tools/call` cost: this process's (the demo
@@ -72,6 +76,9 @@ const STORED = { toolName: "bench_echo", arguments: { text: "hello" } };
 const CALL = { name: "slow_compute", arguments: { seconds: 0 } };
 /** The result a completed pre-filled task holds. */
 const DONE = { content: [{ type: "text", text: "done" }] };
+/** The worker the store's own create-and-complete cycles claim their tasks for. */
+const CYCLE_HOLDER = "bench-cycle-worker";
+const callerScopes = CALLERS.owners.map((o) => ownerScope(o, OPEN));
 const ids = createIdGenerator();
 const pick = (n) => Math.floor(Math.random() * n);
 
@@ -289,20 +296,54 @@ async function benchBackend(kind, workDir) {
         store.complete(task.taskId, ownerScope(task.owner, OPEN), {
           content: [{ type: "text", text: "done" }],
         });
-      const result = { live, create: [], createCost: [], get: [], complete: [], http: [] };
+      // A `tools/call`'s two writes, as the demo's runner makes them: the create claims the
+      // task for a worker under the runner's owner limits (queued when its owner is at its
+      // cap, then left for the claims, as the HTTP part's would be), then its completion.
+      const { ownerLimits } = demo.running.app.runner;
+      let turn = 0;
+      const cycle = async () => {
+        const scope = callerScopes[turn++ % callerScopes.length];
+        const task = await store.create(
+          {
+            taskId: ids(),
+            era: "2026-07-28",
+            request: STORED,
+            ttlMs: 3_600_000,
+            ttlAnchor: "creation",
+            pollIntervalMs: null,
+            lease: { holder: CYCLE_HOLDER, durationMs: 30_000 },
+            ownerLimits,
+          },
+          scope,
+        );
+        const { holder, fencingToken } = task.execution;
+        if (holder === null) return;
+        await store.complete(task.taskId, { ...scope, fence: { holder, fencingToken } }, DONE);
+      };
+      const result = {
+        live,
+        create: [],
+        createCost: [],
+        get: [],
+        complete: [],
+        cycle: [],
+        cycleCost: [],
+        http: [],
+      };
       await runWrk(demo.running.url, script, 1, IN_FLIGHT); // warm-up
       for (let round = 0; round < ROUNDS; round++) {
         created = [];
         result.create.push(await measure(create, result.createCost));
         result.get.push(await measure(get));
         result.complete.push(await drain(created, complete));
+        result.cycle.push(await measure(cycle, result.cycleCost));
         result.http.push(await runWrk(demo.running.url, script, SECONDS, IN_FLIGHT));
         await callerRunsSettled(store, schema);
       }
       rows.push(result);
       const http = result.http;
       console.log(
-        `${kind} ${live.toLocaleString("en-US")} live: create ${fmt(median(result.create))}/s, get ${fmt(median(result.get))}/s, complete ${fmt(median(result.complete))}/s; HTTP tools/call ${fmt(median(http.map((r) => r.rps)))}/s p50 ${fmt(median(http.map((r) => r.p50)), 2)} ms p99 ${fmt(median(http.map((r) => r.p99)), 2)} ms${http.some((r) => r.bad > 0 || r.errors) ? " (some non-2xx or socket errors)" : ""}`,
+        `${kind} ${live.toLocaleString("en-US")} live: create ${fmt(median(result.create))}/s, get ${fmt(median(result.get))}/s, complete ${fmt(median(result.complete))}/s, create + complete ${fmt(median(result.cycle))}/s; HTTP tools/call ${fmt(median(http.map((r) => r.rps)))}/s p50 ${fmt(median(http.map((r) => r.p50)), 2)} ms p99 ${fmt(median(http.map((r) => r.p99)), 2)} ms${http.some((r) => r.bad > 0 || r.errors) ? " (some non-2xx or socket errors)" : ""}`,
       );
       await dropCreated(store, schema);
     }
@@ -343,9 +384,9 @@ async function main() {
       .join(" ")}; owner cap ${ownerCapLabel()}; HTTP calls from ${CALLERS.label}`,
   );
   console.log(
-    "\n| store | live tasks | create/s | get/s | complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | CPU µs per create | CPU µs per HTTP tools/call |",
+    "\n| store | live tasks | create/s | get/s | complete/s | create + complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | HTTP vs store create + complete | CPU µs per create | CPU µs per create + complete | CPU µs per HTTP tools/call |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   // This process's CPU per operation, plus the PostgreSQL server's (PGlite's is this process's).
   const cost = (kind, process, database) =>
     kind === "postgres" ? `${fmt(process)} + ${fmt(database)}` : fmt(process);
@@ -356,9 +397,12 @@ async function main() {
       const rps = median(r.http.map((h) => h.rps));
       const vsEmpty = empty ? rps / median(empty.http.map((h) => h.rps)) : Number.NaN;
       const vsCreate = rps / median(r.create);
+      const vsCycle = rps / median(r.cycle);
       const p50 = median(r.http.map((h) => h.p50));
+      const perOp = (costs) =>
+        cost(kind, median(costs.map((c) => c.process)), median(costs.map((c) => c.database)));
       console.log(
-        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${cost(kind, median(r.createCost.map((c) => c.process)), median(r.createCost.map((c) => c.database)))} | ${cost(kind, median(r.http.map((h) => usPerRequest(h))), median(r.http.map((h) => usPerRequest(h, h.databaseCpu))))} |`,
+        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(median(r.cycle))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${fmt(vsCycle, 2)} | ${perOp(r.createCost)} | ${perOp(r.cycleCost)} | ${cost(kind, median(r.http.map((h) => usPerRequest(h))), median(r.http.map((h) => usPerRequest(h, h.databaseCpu))))} |`,
       );
       if (kind === "postgres" && r.live === 100_000) {
         verdicts.push(

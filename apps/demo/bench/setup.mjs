@@ -32,8 +32,9 @@ export async function dropSchema(url, schema) {
 /**
  * The demo app on `store`, listening on 127.0.0.1 (a free port), for anonymous callers: the
  * benchmarks' requests carry no token (`--no-auth` of the CLI). `options` adds to the app's.
+ * Resolves with the running server and the `app` (its runner's settings, for instance).
  */
-export function listenDemo(store, options = {}) {
+export async function listenDemo(store, options = {}) {
   const app = createDemoApp({
     store,
     resolver: anonymousResolver,
@@ -42,7 +43,7 @@ export function listenDemo(store, options = {}) {
     onError: () => {},
     ...options,
   });
-  return listen(app, { host: "127.0.0.1", port: 0 });
+  return { ...(await listen(app, { host: "127.0.0.1", port: 0 })), app };
 }
 
 /**
@@ -96,4 +97,32 @@ export function benchCallers() {
     ownerKeys: owners.map(ownerKey),
     options: { resolver: new StaticTokenResolver(new Map(tokens.map((t, i) => [t, owners[i]]))) },
   };
+}
+
+/**
+ * The demo's own timing of its store calls, read from its `/metrics` (open: the benchmarks
+ * set no metrics token) next to `url`, its MCP endpoint: for each operation, the seconds
+ * summed and the calls counted so far (`mcp_store_operation_duration_seconds`). Two readings
+ * around a run give the run's mean time of a call, from the caller's side: the wait for a
+ * batch and the round trip to the database included.
+ */
+export async function storeCallSeconds(url) {
+  const text = await (await fetch(new URL("/metrics", url))).text();
+  const calls = new Map();
+  const sample = /^mcp_store_operation_duration_seconds_(sum|count)\{op="([^"]+)"[^}]*\} (\S+)$/gm;
+  for (const [, kind, op, value] of text.matchAll(sample)) {
+    const entry = calls.get(op) ?? { seconds: 0, count: 0 };
+    if (kind === "sum") entry.seconds = Number(value);
+    else entry.count = Number(value);
+    calls.set(op, entry);
+  }
+  return calls;
+}
+
+/** The mean ms of an `op` call between two {@link storeCallSeconds} readings; NaN if none. */
+export function meanCallMs(before, after, op) {
+  const a = before.get(op) ?? { seconds: 0, count: 0 };
+  const b = after.get(op) ?? { seconds: 0, count: 0 };
+  const count = b.count - a.count;
+  return count > 0 ? ((b.seconds - a.seconds) * 1000) / count : Number.NaN;
 }

@@ -103,11 +103,14 @@ export function databaseCpuMs() {
 
 /**
  * One bounded wrk run (1 thread, `connections`, `seconds`); also samples this process's CPU
- * and the local PostgreSQL server's (see {@link databaseCpuMs}).
- * Resolves with `{ rps, p50, p99, bad, errors, serverCpu, databaseCpu }` (latencies in ms,
- * CPU as a share of one core over the run).
+ * and the local PostgreSQL server's (see {@link databaseCpuMs}), and how busy this process's
+ * event loop was (`loopBusy`: its share of the run not spent waiting for I/O or timers; on a
+ * shared machine it also counts the time its thread waited for a core).
+ * Resolves with `{ rps, p50, p99, bad, errors, serverCpu, databaseCpu, loopBusy }`
+ * (latencies in ms, CPU as a share of one core over the run).
  */
 export function runWrk(url, script, seconds, connections = 10) {
+  const loopBefore = performance.eventLoopUtilization();
   const cpuBefore = process.cpuUsage();
   const databaseBefore = databaseCpuMs();
   const started = performance.now();
@@ -129,6 +132,7 @@ export function runWrk(url, script, seconds, connections = 10) {
     child.on("close", () => {
       clearTimeout(killer);
       const cpu = process.cpuUsage(cpuBefore);
+      const loopBusy = performance.eventLoopUtilization(loopBefore).utilization;
       const wallMs = performance.now() - started;
       const databaseCpu = (databaseCpuMs() - databaseBefore) / wallMs;
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
@@ -146,6 +150,7 @@ export function runWrk(url, script, seconds, connections = 10) {
           errors,
           serverCpu: (cpu.user + cpu.system) / 1000 / wallMs,
           databaseCpu,
+          loopBusy,
         });
     });
   });
