@@ -297,8 +297,9 @@ async function benchBackend(kind, workDir) {
           content: [{ type: "text", text: "done" }],
         });
       // A `tools/call`'s two writes, as the demo's runner makes them: the create claims the
-      // task for a worker under the runner's owner limits (queued when its owner is at its
-      // cap, then left for the claims, as the HTTP part's would be), then its completion.
+      // task for a worker under the runner's owner limits, then its completion. A task
+      // created queued (its owner at its cap: one anonymous caller, 10 in flight) is left
+      // in the queue until the level's rows are dropped: no worker runs its tool.
       const { ownerLimits } = demo.running.app.runner;
       let turn = 0;
       const cycle = async () => {
