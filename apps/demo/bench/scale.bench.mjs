@@ -81,6 +81,16 @@ const CYCLE_HOLDER = "bench-cycle-worker";
 const callerScopes = CALLERS.owners.map((o) => ownerScope(o, OPEN));
 const ids = createIdGenerator();
 const pick = (n) => Math.floor(Math.random() * n);
+/** A new task of the store measurements (`extra`: a lease and owner limits, say). */
+const storedTask = (extra = {}) => ({
+  taskId: ids(),
+  era: "2026-07-28",
+  request: STORED,
+  ttlMs: 3_600_000,
+  ttlAnchor: "creation",
+  pollIntervalMs: null,
+  ...extra,
+});
 
 /**
  * Operations per second of `op` with `inFlight` callers, after a short warm-up. With
@@ -271,18 +281,7 @@ async function benchBackend(kind, workDir) {
       }
       let created = [];
       const create = async () => {
-        const task = await store.create(
-          {
-            taskId: ids(),
-            era: "2026-07-28",
-            request: STORED,
-            ttlMs: 3_600_000,
-            ttlAnchor: "creation",
-            pollIntervalMs: null,
-          },
-          scopes[pick(scopes.length)],
-        );
-        created.push(task);
+        created.push(await store.create(storedTask(), scopes[pick(scopes.length)]));
       };
       const get = () => {
         if (filled > 0) {
@@ -304,19 +303,8 @@ async function benchBackend(kind, workDir) {
       let turn = 0;
       const cycle = async () => {
         const scope = callerScopes[turn++ % callerScopes.length];
-        const task = await store.create(
-          {
-            taskId: ids(),
-            era: "2026-07-28",
-            request: STORED,
-            ttlMs: 3_600_000,
-            ttlAnchor: "creation",
-            pollIntervalMs: null,
-            lease: { holder: CYCLE_HOLDER, durationMs: 30_000 },
-            ownerLimits,
-          },
-          scope,
-        );
+        const lease = { holder: CYCLE_HOLDER, durationMs: 30_000 };
+        const task = await store.create(storedTask({ lease, ownerLimits }), scope);
         const { holder, fencingToken } = task.execution;
         if (holder === null) return;
         await store.complete(task.taskId, { ...scope, fence: { holder, fencingToken } }, DONE);
