@@ -14,7 +14,7 @@
 // local database server's too (its processes in /proc, Linux; see `databaseCpuMs`). For the
 // PostgreSQL task-creating rows, a second table says where a call's time goes: the mean time
 // of the demo's store creates and completions over each run, as the demo itself times them
-// (its `/metrics`), and how busy the server's event loop was.
+// (its metrics registry), and how busy the server's event loop was.
 // Targets: 2026 `tools/call` on memory ≥ 0.3x the echo, 2025-11-25 ≥ 0.2x; p50 of the
 // PostgreSQL `tools/call` ≤ 5 ms (shown, not a ratio). PostgreSQL runs on a fresh schema of database `test` (DATABASE_URL
 // overrides), dropped afterwards; without a reachable database those rows are skipped.
@@ -291,6 +291,7 @@ async function main() {
             key: "pg-call",
             creates: true,
             timesStoreCalls: true,
+            app: pgDemo.running.app,
             label: "2026 task-creating tools/call, PostgreSQL",
             url: pgDemo.running.url,
             req: pgDemo.call,
@@ -301,6 +302,7 @@ async function main() {
             key: "pg-legacy-call",
             creates: true,
             timesStoreCalls: true,
+            app: pgDemo.running.app,
             label: "2025-11-25 task-creating tools/call in a session, PostgreSQL",
             url: pgDemo.running.url,
             req: pgLegacyCall,
@@ -314,6 +316,7 @@ async function main() {
             // Every task is created queued and runs no handler: nothing to settle afterwards.
             key: "pg-call-capped",
             timesStoreCalls: true,
+            app: cappedPair.flooded.running.app,
             label:
               "2026 task-creating tools/call, PostgreSQL, the caller's cap held by another node",
             url: cappedPair.flooded.running.url,
@@ -340,10 +343,10 @@ async function main() {
     for (const s of scenarios) await runWrk(s.url, s.script, WARMUP_SECONDS);
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of scenarios) {
-        const before = s.timesStoreCalls ? await storeCallSeconds(s.url) : undefined;
+        const before = s.timesStoreCalls ? await storeCallSeconds(s.app) : undefined;
         const run = await runWrk(s.url, s.script, SECONDS);
         if (before !== undefined) {
-          const after = await storeCallSeconds(s.url);
+          const after = await storeCallSeconds(s.app);
           run.createMs = meanCallMs(before, after, "create");
           run.completeMs = meanCallMs(before, after, "complete");
         }

@@ -291,10 +291,7 @@ async function benchBackend(kind, workDir) {
         const task = created[pick(created.length)];
         return store.get(task.taskId, ownerScope(task.owner, OPEN));
       };
-      const complete = (task) =>
-        store.complete(task.taskId, ownerScope(task.owner, OPEN), {
-          content: [{ type: "text", text: "done" }],
-        });
+      const complete = (task) => store.complete(task.taskId, ownerScope(task.owner, OPEN), DONE);
       // A `tools/call`'s two writes, as the demo's runner makes them: the create claims the
       // task for a worker under the runner's owner limits, then its completion. A task
       // created queued (its owner at its cap: one anonymous caller, 10 in flight) is left

@@ -100,21 +100,20 @@ export function benchCallers() {
 }
 
 /**
- * The demo's own timing of its store calls, read from its `/metrics` (open: the benchmarks
- * set no metrics token) next to `url`, its MCP endpoint: for each operation, the seconds
- * summed and the calls counted so far (`mcp_store_operation_duration_seconds`). Two readings
- * around a run give the run's mean time of a call, from the caller's side: the wait for a
- * batch and the round trip to the database included.
+ * The demo's own timing of its store calls, read from its metrics registry (what its
+ * `/metrics` renders): for each operation, the seconds summed and the calls counted so far
+ * (`mcp_store_operation_duration_seconds`). Two readings around a run give the run's mean
+ * time of a call, from the caller's side: the wait for a batch and the round trip to the
+ * database included.
  */
-export async function storeCallSeconds(url) {
-  const text = await (await fetch(new URL("/metrics", url))).text();
+export async function storeCallSeconds(app) {
+  const metric = app.metrics.registry.getSingleMetric("mcp_store_operation_duration_seconds");
   const calls = new Map();
-  const sample = /^mcp_store_operation_duration_seconds_(sum|count)\{op="([^"]+)"[^}]*\} (\S+)$/gm;
-  for (const [, kind, op, value] of text.matchAll(sample)) {
-    const entry = calls.get(op) ?? { seconds: 0, count: 0 };
-    if (kind === "sum") entry.seconds = Number(value);
-    else entry.count = Number(value);
-    calls.set(op, entry);
+  for (const { metricName, labels, value } of (await metric.get()).values) {
+    const entry = calls.get(labels.op) ?? { seconds: 0, count: 0 };
+    if (metricName.endsWith("_sum")) entry.seconds = value;
+    else if (metricName.endsWith("_count")) entry.count = value;
+    calls.set(labels.op, entry);
   }
   return calls;
 }
