@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { Sql } from "postgres";
+import { preparedQuery } from "./pglite-statements.js";
 import type { Reachability } from "./reachability.js";
 
 /** A row as the drivers return it: column name → parsed value. */
@@ -17,6 +18,11 @@ export type Query = (text: string, params: readonly unknown[]) => Promise<Row[]>
 export interface Executor {
   readonly kind: "postgres" | "node-postgres" | "pglite";
   readonly query: Query;
+  /**
+   * Runs SQL that is not one of the store's statements (`store.query`, for tests and
+   * benchmarks) and keeps nothing of it: no prepared statement, no settings.
+   */
+  readonly adhoc: Query;
   /**
    * Runs statements without parameters (`;`-separated) in one round trip, as one implicit
    * transaction (all or nothing; each statement sees what the ones before it committed to
@@ -44,6 +50,8 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
       reachability.run(() => sql.unsafe(text, params as never[], { prepare: true })) as Promise<
         Row[]
       >,
+    adhoc: (text, params) =>
+      reachability.run(() => sql.unsafe(text, params as never[])) as Promise<Row[]>,
     transaction: (fn) =>
       reachability.run(() =>
         sql.begin((tx) =>
@@ -59,12 +67,17 @@ export function postgresExecutor(sql: Sql, reachability: Reachability): Executor
   };
 }
 
-/** An executor over a PGlite instance (one in-process connection, so calls queue). */
+/**
+ * An executor over a PGlite instance (one in-process connection, so calls queue). Its
+ * statements are prepared once per instance (`pglite-statements.ts`), as the other drivers
+ * prepare them per connection.
+ */
 export function pgliteExecutor(db: PGlite): Executor {
   return {
     kind: "pglite",
     script: async (text) => (await db.exec(text)).map((result) => result.rows as Row[]),
-    query: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
+    query: preparedQuery(db),
+    adhoc: async (text, params) => (await db.query<Row>(text, params as unknown[])).rows,
     transaction: (fn) =>
       db.transaction((tx) =>
         fn(

@@ -166,6 +166,8 @@ export function nodePostgresExecutor(target: NodePostgresPool | NodePostgresClie
           types: STORE_TYPES,
         })
       ).rows as Row[],
+    adhoc: async (text, params) =>
+      (await target.query({ text, values: params as unknown[], types: STORE_TYPES })).rows as Row[],
     transaction: async (fn) => {
       if (!isNodePostgresPool(target)) return run(target, fn);
       const client = await target.connect();

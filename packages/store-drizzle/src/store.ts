@@ -272,8 +272,11 @@ export class DrizzleTaskStore implements TaskQueueStore {
     await this.#backend.release();
   }
 
-  /** Runs raw SQL through the store's pool (benchmarks and tests); not part of the contract. */
+  /**
+   * Runs raw SQL through the store's pool (benchmarks and tests), unprepared; not part of the
+   * contract.
+   */
   query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return this.#ctx.runner.run("query", { text, values: params });
+    return this.#ctx.runner.run("query", { text, values: params }, this.#backend.executor.adhoc);
   }
 }

@@ -1,0 +1,181 @@
+import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+import type { Query, Row } from "./executor.js";
+
+/*
+ * The store's statements on PGlite as named prepared statements, as postgres.js and
+ * node-postgres send them to a PostgreSQL server. PGlite's `query` parses, describes and
+ * plans its text afresh on every call, in six protocol messages; a prepared statement is
+ * parsed once and then runs as one message buffer. On the scale bench's empty table that made
+ * creates 3–5 ×, gets 2–3 × and completions 2–3 × as fast (BENCHMARKS.md).
+ *
+ * Each run sets `enable_seqscan = off` for its own implicit transaction first, as the store's
+ * PostgreSQL pools do for their whole sessions (see `postgres.ts`): a prepared statement
+ * keeps the generic plan it got while the table was small, and PGlite has no autoanalyze to
+ * replace it, so a plan that scans the table would scan it on every run for good (the
+ * completions ran at half their rate that way). Your instance's own settings are untouched.
+ *
+ * Only PGlite's public surface is used: its protocol serializer, `execProtocolStream`,
+ * `parseResults`, and the two exclusive sections `query` itself runs in.
+ */
+
+type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
+
+/** One statement prepared on one PGlite instance. */
+interface Prepared {
+  readonly name: string;
+  /** Each parameter's type, as PostgreSQL inferred it: how its value is serialized. */
+  readonly parameterTypes: readonly number[];
+  /** The statement's row description (none when it returns no rows), for `parseResults`. */
+  readonly rowDescription: BackendMessage | undefined;
+}
+
+/** The prepared statements of one PGlite instance, shared by every store on it. */
+interface Instance {
+  readonly byText: Map<string, Prepared>;
+  /** Whether {@link PLAN_SETTINGS} is prepared on the instance. */
+  settingsPrepared: boolean;
+  /** The number in the next statement's name. */
+  next: number;
+}
+
+/** The statement each run starts with: its plan settings, for its transaction only. */
+const PLAN_SETTINGS = {
+  name: "mcp_tasks_plan_settings",
+  text: "SELECT set_config('enable_seqscan', 'off', true)",
+};
+
+/**
+ * Statements prepared per instance at most. The store's texts are fixed, a few dozen per
+ * table, but stores opened and closed on one instance (a schema each) leave theirs behind:
+ * past this many, the instance's statements are all deallocated and prepared anew as used.
+ */
+const MAX_PREPARED = 512;
+
+/** SQLSTATE of a prepared statement that does not exist (a `DEALLOCATE ALL` on the instance). */
+const DEALLOCATED = "26000";
+/** SQLSTATE of a prepared statement whose result type changed (a migration): prepare it again. */
+const STALE = "0A000";
+
+const instances = new WeakMap<PGlite, Instance>();
+
+/**
+ * The executor's `query` on `db`: each text prepared once per instance (so two stores on one
+ * instance share the statements) and executed after the plan settings, in one implicit
+ * transaction. A statement found deallocated or stale is prepared again, once.
+ */
+export function preparedQuery(db: PGlite): Query {
+  let instance = instances.get(db);
+  if (instance === undefined) {
+    instance = { byText: new Map(), settingsPrepared: false, next: 0 };
+    instances.set(db, instance);
+  }
+  const state = instance;
+  return async (text, params) => {
+    await db._checkReady();
+    // As `db.query` runs: after any transaction in progress, one statement at a time.
+    return db._runExclusiveTransaction(() =>
+      db._runExclusiveQuery(async () => {
+        let rows: Row[];
+        try {
+          rows = await execute(db, await preparedOf(db, state, text), params);
+        } catch (error) {
+          const code = (error as { code?: unknown }).code;
+          if (code === DEALLOCATED) {
+            state.byText.clear();
+            state.settingsPrepared = false;
+          } else if (code === STALE) {
+            await forget(db, state, text);
+          } else throw error;
+          rows = await execute(db, await preparedOf(db, state, text), params);
+        }
+        await db.syncToFs();
+        return rows;
+      }),
+    );
+  };
+}
+
+/** `text`'s statement on the instance, prepared (with the plan settings) when it is not. */
+async function preparedOf(db: PGlite, state: Instance, text: string): Promise<Prepared> {
+  const known = state.byText.get(text);
+  if (known !== undefined) return known;
+  if (state.byText.size >= MAX_PREPARED) await forgetAll(db, state);
+  if (!state.settingsPrepared) {
+    // Closed first: closing a statement that does not exist is no error, and this one may
+    // outlive a `DEALLOCATE` of the statements that made the instance forget them.
+    await send(db, [
+      protocol.serialize.close({ type: "S", name: PLAN_SETTINGS.name }),
+      protocol.serialize.parse(PLAN_SETTINGS),
+      protocol.serialize.sync(),
+    ]);
+    state.settingsPrepared = true;
+  }
+  state.next += 1;
+  const name = `mcp_tasks_q${state.next}`;
+  const messages = await send(db, [
+    protocol.serialize.parse({ name, text }),
+    protocol.serialize.describe({ type: "S", name }),
+    protocol.serialize.sync(),
+  ]);
+  const prepared: Prepared = {
+    name,
+    parameterTypes: parse.parseDescribeStatementResults(messages),
+    rowDescription: messages.find((message) => message.name === "rowDescription"),
+  };
+  state.byText.set(text, prepared);
+  return prepared;
+}
+
+/** Runs the plan settings, then `prepared` with `params`: one buffer, one transaction. */
+async function execute(db: PGlite, prepared: Prepared, params: readonly unknown[]): Promise<Row[]> {
+  const values = params.map((value, i) => {
+    if (value === null || value === undefined) return null;
+    const serialize = db.serializers[prepared.parameterTypes[i] ?? 0];
+    return serialize ? serialize(value) : String(value);
+  });
+  const messages = await send(db, [
+    protocol.serialize.bind({ statement: PLAN_SETTINGS.name }),
+    protocol.serialize.execute({}),
+    protocol.serialize.bind({ statement: prepared.name, values }),
+    protocol.serialize.execute({}),
+    protocol.serialize.sync(),
+  ]);
+  // The statement's own messages follow the settings' `CommandComplete`.
+  const own = messages.slice(messages.findIndex((m) => m.name === "commandComplete") + 1);
+  if (prepared.rowDescription !== undefined) own.unshift(prepared.rowDescription);
+  return (parse.parseResults(own, db.parsers)[0]?.rows ?? []) as Row[];
+}
+
+/** Deallocates `text`'s statement on the instance, and forgets it. */
+async function forget(db: PGlite, state: Instance, text: string): Promise<void> {
+  const prepared = state.byText.get(text);
+  if (prepared === undefined) return;
+  state.byText.delete(text);
+  await send(db, [
+    protocol.serialize.close({ type: "S", name: prepared.name }),
+    protocol.serialize.sync(),
+  ]);
+}
+
+/** Deallocates every statement of the instance's cache, and forgets them. */
+async function forgetAll(db: PGlite, state: Instance): Promise<void> {
+  const names = [...state.byText.values()].map((prepared) => prepared.name);
+  state.byText.clear();
+  await send(db, [
+    ...names.map((name) => protocol.serialize.close({ type: "S", name })),
+    protocol.serialize.sync(),
+  ]);
+}
+
+/** Sends protocol messages as one buffer; throws the first error (PGlite ran them all). */
+function send(db: PGlite, messages: Uint8Array[]): Promise<BackendMessage[]> {
+  let size = 0;
+  for (const message of messages) size += message.length;
+  const buffer = new Uint8Array(size);
+  let at = 0;
+  for (const message of messages) {
+    buffer.set(message, at);
+    at += message.length;
+  }
+  return db.execProtocolStream(buffer, { syncToFs: false });
+}
