@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /** The table name. The schema is chosen at run time (see `migrate` and the store options). */
 export const TASKS_TABLE = "mcp_tasks";
 
@@ -33,4 +35,13 @@ export function qualifiedUsageTable(schema: string): string {
 /** The LISTEN/NOTIFY channel: one per schema, so that stores in other schemas hear nothing. */
 export function channelName(schema: string): string {
   return `mcp_tasks_${checkSchemaName(schema)}`;
+}
+
+/**
+ * The name a statement is prepared under (node-postgres, PGlite): derived from its text, so
+ * one name always means one text on every connection (node-postgres refuses a name reused
+ * for another text), and stores in other schemas, whose texts differ, never collide.
+ */
+export function statementName(text: string): string {
+  return `mcp_tasks_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
 }

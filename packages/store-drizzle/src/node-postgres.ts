@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Executor, Query, Row } from "./executor.js";
+import { statementName } from "./names.js";
 
 /*
  * node-postgres (`pg`) without depending on it: the store only calls the few methods typed
@@ -101,15 +101,6 @@ function isQueryable(value: unknown): boolean {
     value !== null &&
     typeof (value as { query?: unknown }).query === "function"
   );
-}
-
-/**
- * The name a statement is prepared under: derived from its text, so one name always means
- * one text on every connection (node-postgres refuses a name reused for another text), and
- * stores in other schemas, whose texts differ, never collide.
- */
-function statementName(text: string): string {
-  return `mcp_tasks_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
 }
 
 /**

@@ -1,12 +1,13 @@
 import { type PGlite, parse, protocol } from "@electric-sql/pglite";
 import type { Query, Row } from "./executor.js";
+import { statementName } from "./names.js";
 
 /*
  * The store's statements on PGlite as named prepared statements, as postgres.js and
  * node-postgres send them to a PostgreSQL server. PGlite's `query` parses, describes and
  * plans its text afresh on every call, in six protocol messages; a prepared statement is
- * parsed once and then runs as one message buffer. On the scale bench's empty table that made
- * creates 3–5 ×, gets 2–3 × and completions 2–3 × as fast (BENCHMARKS.md).
+ * parsed once and then runs as one message buffer. On the scale bench that made creates 3–4 ×,
+ * gets and completions about 2 × as fast (BENCHMARKS.md).
  *
  * Each run sets `enable_seqscan = off` for its own implicit transaction first, as the store's
  * PostgreSQL pools do for their whole sessions (see `postgres.ts`): a prepared statement
@@ -34,8 +35,6 @@ interface Instance {
   readonly byText: Map<string, Prepared>;
   /** Whether {@link PLAN_SETTINGS} is prepared on the instance. */
   settingsPrepared: boolean;
-  /** The number in the next statement's name. */
-  next: number;
 }
 
 /** The statement each run starts with: its plan settings, for its transaction only. */
@@ -66,7 +65,7 @@ const instances = new WeakMap<PGlite, Instance>();
 export function preparedQuery(db: PGlite): Query {
   let instance = instances.get(db);
   if (instance === undefined) {
-    instance = { byText: new Map(), settingsPrepared: false, next: 0 };
+    instance = { byText: new Map(), settingsPrepared: false };
     instances.set(db, instance);
   }
   const state = instance;
@@ -100,9 +99,11 @@ async function preparedOf(db: PGlite, state: Instance, text: string): Promise<Pr
   const known = state.byText.get(text);
   if (known !== undefined) return known;
   if (state.byText.size >= MAX_PREPARED) await forgetAll(db, state);
+  // Each name is closed before it is prepared (closing a statement that does not exist is no
+  // error): the instance may hold it already, prepared by another copy of this module, whose
+  // cache this one does not see, or kept when this cache was emptied because one statement
+  // was found deallocated.
   if (!state.settingsPrepared) {
-    // Closed first: closing a statement that does not exist is no error, and this one may
-    // outlive a `DEALLOCATE` of the statements that made the instance forget them.
     await send(db, [
       protocol.serialize.close({ type: "S", name: PLAN_SETTINGS.name }),
       protocol.serialize.parse(PLAN_SETTINGS),
@@ -110,9 +111,9 @@ async function preparedOf(db: PGlite, state: Instance, text: string): Promise<Pr
     ]);
     state.settingsPrepared = true;
   }
-  state.next += 1;
-  const name = `mcp_tasks_q${state.next}`;
+  const name = statementName(text);
   const messages = await send(db, [
+    protocol.serialize.close({ type: "S", name }),
     protocol.serialize.parse({ name, text }),
     protocol.serialize.describe({ type: "S", name }),
     protocol.serialize.sync(),

@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPGliteTaskStore } from "../src/index.js";
 import { preparedQuery } from "../src/pglite-statements.js";
 import { freshSchemaName, newTask } from "./helpers.js";
@@ -18,10 +18,10 @@ afterAll(() => db.close());
 const scope = (principalId: string) =>
   ownerScope(owner({ principalId }), { requireOwner: false }) as OwnerScope;
 
-/** The instance's prepared statements made by the store (`mcp_tasks_q…`), by name. */
+/** The instance's prepared statements made by the store (`mcp_tasks_<hash>`), by name. */
 async function preparedNames(): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
-    "SELECT name FROM pg_prepared_statements WHERE name LIKE 'mcp\\_tasks\\_q%' ORDER BY name",
+    "SELECT name FROM pg_prepared_statements WHERE name ~ '^mcp_tasks_[0-9a-f]{32}$' ORDER BY name",
   );
   return rows.map((row) => row.name);
 }
@@ -35,6 +35,17 @@ describe("PGlite statements", () => {
     const after = await preparedNames();
     for (let i = 0; i < 10; i++) expect(await second(text, [i])).toEqual([{ next: i + 1 }]);
     expect(await preparedNames()).toEqual(after);
+  });
+
+  it("shares the instance's statements with another copy of this module", async () => {
+    vi.resetModules();
+    const copy = await import("../src/pglite-statements.js");
+    const text = "SELECT $1::text || '!' AS loud";
+    const mine = preparedQuery(db);
+    const theirs = copy.preparedQuery(db);
+    expect(await mine(text, ["a"])).toEqual([{ loud: "a!" }]);
+    expect(await theirs(text, ["b"])).toEqual([{ loud: "b!" }]);
+    expect(await mine(text, ["c"])).toEqual([{ loud: "c!" }]);
   });
 
   it("runs each statement with sequential scans off, and leaves the instance's settings", async () => {
