@@ -15,8 +15,10 @@ import { statementName } from "./names.js";
  * replace it, so a plan that scans the table would scan it on every run for good (the
  * completions ran at half their rate that way). Your instance's own settings are untouched.
  *
- * Only PGlite's public surface is used: its protocol serializer, `execProtocolStream`,
- * `parseResults`, and the two exclusive sections `query` itself runs in.
+ * PGlite's exported protocol serializer, `execProtocolStream` and `parseResults` do the work;
+ * as `query` does, a run first calls `_checkReady` and holds the instance's two exclusive
+ * sections (methods its class declares, though underscored), so it never runs inside
+ * someone's transaction.
  */
 
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
