@@ -46,10 +46,21 @@ export function isConnectionError(error: unknown): boolean {
 /**
  * Whether a statement failed because the prepared statement it executes does not exist on
  * its connection (26000, invalid_sql_statement_name): a locked script's `prepared` form on
- * a connection that has not prepared it yet (see `plans/locked.ts`). Nothing ran.
+ * a connection that has not prepared it yet (see `plans/locked.ts`), or a PGlite statement
+ * deallocated by someone else (`pglite-statements.ts`). Nothing ran.
  */
 export function isNotPrepared(error: unknown): boolean {
   return codeOf(error) === "26000";
+}
+
+/**
+ * Whether a prepared statement may have failed because its result type changed since it was
+ * prepared (a migration altered its table): PostgreSQL then says "cached plan must not
+ * change result type", as 0A000 (feature_not_supported). Nothing ran; prepared again, it
+ * runs (a statement refused for another unsupported feature fails again the same way).
+ */
+export function isStaleStatement(error: unknown): boolean {
+  return codeOf(error) === "0A000";
 }
 
 /**

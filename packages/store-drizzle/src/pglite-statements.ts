@@ -1,6 +1,8 @@
 import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+import { isNotPrepared, isStaleStatement } from "./errors.js";
 import type { Query, Row } from "./executor.js";
 import { statementName } from "./names.js";
+import { LOCAL_PLAN_SETTINGS } from "./plans/settings.js";
 
 /*
  * The store's statements on PGlite as named prepared statements, as postgres.js and
@@ -9,11 +11,12 @@ import { statementName } from "./names.js";
  * parsed once and then runs as one message buffer. On the scale bench that made creates 3–4 ×,
  * gets and completions about 2 × as fast (BENCHMARKS.md).
  *
- * Each run sets `enable_seqscan = off` for its own implicit transaction first, as the store's
- * PostgreSQL pools do for their whole sessions (see `postgres.ts`): a prepared statement
- * keeps the generic plan it got while the table was small, and PGlite has no autoanalyze to
- * replace it, so a plan that scans the table would scan it on every run for good (the
- * completions ran at half their rate that way). Your instance's own settings are untouched.
+ * Each run sets the store's plan settings (`plans/settings.ts`) for its own implicit
+ * transaction first, as the store's PostgreSQL pools set them for their whole sessions: a
+ * prepared statement keeps the generic plan it got while the table was small, and PGlite has
+ * no autoanalyze to replace it, so a plan that scans the table would scan it on every run for
+ * good (the completions ran at half their rate that way). Your instance's own settings are
+ * untouched.
  *
  * PGlite's exported protocol serializer, `execProtocolStream` and `parseResults` do the work;
  * as `query` does, a run first calls `_checkReady` and holds the instance's two exclusive
@@ -35,14 +38,14 @@ interface Prepared {
 /** The prepared statements of one PGlite instance, shared by every store on it. */
 interface Instance {
   readonly byText: Map<string, Prepared>;
-  /** Whether {@link PLAN_SETTINGS} is prepared on the instance. */
+  /** Whether {@link SETTINGS_STATEMENT} is prepared on the instance. */
   settingsPrepared: boolean;
 }
 
-/** The statement each run starts with: its plan settings, for its transaction only. */
-const PLAN_SETTINGS = {
+/** The statement each run starts with: the plan settings, for its transaction only. */
+const SETTINGS_STATEMENT = {
   name: "mcp_tasks_plan_settings",
-  text: "SELECT set_config('enable_seqscan', 'off', true)",
+  text: `SELECT ${LOCAL_PLAN_SETTINGS}`,
 };
 
 /**
@@ -51,11 +54,6 @@ const PLAN_SETTINGS = {
  * past this many, the instance's statements are all deallocated and prepared anew as used.
  */
 const MAX_PREPARED = 512;
-
-/** SQLSTATE of a prepared statement that does not exist (a `DEALLOCATE ALL` on the instance). */
-const DEALLOCATED = "26000";
-/** SQLSTATE of a prepared statement whose result type changed (a migration): prepare it again. */
-const STALE = "0A000";
 
 const instances = new WeakMap<PGlite, Instance>();
 
@@ -80,11 +78,11 @@ export function preparedQuery(db: PGlite): Query {
         try {
           rows = await execute(db, await preparedOf(db, state, text), params);
         } catch (error) {
-          const code = (error as { code?: unknown }).code;
-          if (code === DEALLOCATED) {
+          if (isNotPrepared(error)) {
+            // Deallocated by someone else (a `DEALLOCATE ALL`): forget them all.
             state.byText.clear();
             state.settingsPrepared = false;
-          } else if (code === STALE) {
+          } else if (isStaleStatement(error)) {
             await forget(db, state, text);
           } else throw error;
           rows = await execute(db, await preparedOf(db, state, text), params);
@@ -107,8 +105,8 @@ async function preparedOf(db: PGlite, state: Instance, text: string): Promise<Pr
   // was found deallocated.
   if (!state.settingsPrepared) {
     await send(db, [
-      protocol.serialize.close({ type: "S", name: PLAN_SETTINGS.name }),
-      protocol.serialize.parse(PLAN_SETTINGS),
+      protocol.serialize.close({ type: "S", name: SETTINGS_STATEMENT.name }),
+      protocol.serialize.parse(SETTINGS_STATEMENT),
       protocol.serialize.sync(),
     ]);
     state.settingsPrepared = true;
@@ -137,7 +135,7 @@ async function execute(db: PGlite, prepared: Prepared, params: readonly unknown[
     return serialize ? serialize(value) : String(value);
   });
   const messages = await send(db, [
-    protocol.serialize.bind({ statement: PLAN_SETTINGS.name }),
+    protocol.serialize.bind({ statement: SETTINGS_STATEMENT.name }),
     protocol.serialize.execute({}),
     protocol.serialize.bind({ statement: prepared.name, values }),
     protocol.serialize.execute({}),

@@ -4,6 +4,7 @@ import { BatchedNotifier, postgresSubscribe } from "./feed.js";
 import { migrate } from "./migrate.js";
 import { DEFAULT_OPERATION_TIMEOUT_MS } from "./options.js";
 import { notifyBatch } from "./plans/notify.js";
+import { PLAN_SETTINGS } from "./plans/settings.js";
 import { connectBackoffSeconds, Reachability } from "./reachability.js";
 import { DrizzleTaskStore, type DrizzleTaskStoreOptions, type StoreBackend } from "./store.js";
 
@@ -114,15 +115,7 @@ export async function createPostgresTaskStore(
         onnotice: () => {},
         connection: {
           application_name: `${name}${suffix}`,
-          // Every statement of the store finds its rows through an index (its cost must not
-          // grow with the table). A plan cached while the table was small would otherwise
-          // scan it whole on every claim and ending until autoanalyze replaces the plan.
-          enable_seqscan: "off",
-          // No JIT compilation: the planner overestimates the generic plans of the claims and
-          // endings once the table holds many finished tasks (a claim at 100,000 rows: cost
-          // 640,000 against jit_above_cost's 100,000), and compiling one took ~0.8 s of CPU on
-          // every run, inside the claim lock. The store's statements are short index lookups.
-          jit: "off",
+          ...PLAN_SETTINGS,
           ...(statementTimeout && { statement_timeout: timeoutMs }),
         },
       });

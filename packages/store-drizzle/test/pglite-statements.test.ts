@@ -4,6 +4,7 @@ import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPGliteTaskStore } from "../src/index.js";
 import { preparedQuery } from "../src/pglite-statements.js";
+import { PLAN_SETTINGS } from "../src/plans/settings.js";
 import { freshSchemaName, newTask } from "./helpers.js";
 
 // The store's statements on PGlite run as prepared statements of the instance, each after
@@ -48,12 +49,17 @@ describe("PGlite statements", () => {
     expect(await mine(text, ["c"])).toEqual([{ loud: "c!" }]);
   });
 
-  it("runs each statement with sequential scans off, and leaves the instance's settings", async () => {
+  it("runs each statement with the store's plan settings, and leaves the instance's", async () => {
     const query = preparedQuery(db);
-    expect(await query("SELECT current_setting('enable_seqscan') AS value", [])).toEqual([
-      { value: "off" },
-    ]);
-    const { rows } = await db.query("SELECT current_setting('enable_seqscan') AS value");
+    const read = "SELECT current_setting($1) AS value";
+    expect(Object.keys(PLAN_SETTINGS)).toContain("enable_seqscan");
+    for (const [name, value] of Object.entries(PLAN_SETTINGS)) {
+      const { rows: before } = await db.query<{ value: string }>(read, [name]);
+      expect(await query(read, [name])).toEqual([{ value }]);
+      const { rows: after } = await db.query<{ value: string }>(read, [name]);
+      expect(after).toEqual(before);
+    }
+    const { rows } = await db.query(read, ["enable_seqscan"]);
     expect(rows).toEqual([{ value: "on" }]);
   });
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { taskErrors } from "@mcp-tasks/core/store";
 import type { Statement } from "./plan.js";
+import { LOCAL_PLAN_SETTINGS } from "./settings.js";
 
 /*
  * A statement run after the claim lock, in one implicit transaction sent in one round trip
@@ -52,11 +53,10 @@ export class LockedScripts {
   readonly #prepared = new Map<string, Prepared>();
 
   constructor(table: string) {
-    // On any connection (yours included), as on the store's own pools: generic plans, index
-    // scans only, and no JIT compilation, which the planner's estimates of these statements
-    // on a large table would start on every run, inside the lock (see `postgres.ts`).
+    // On any connection (yours included): generic plans, and the store's plan settings
+    // (`settings.ts`: index scans only, no JIT compilation inside the lock).
     this.#lockStatement = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-  set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true),
+  ${LOCAL_PLAN_SETTINGS},
   pg_advisory_xact_lock(hashtext(${sqlLiteral(table)}::text));
 `;
   }
