@@ -82,14 +82,21 @@ export const bumpUsage = (
  * (a SELECT-only CTE that the query does not read would never run); pg_notify returns void:
  * length(''::text) = 0. It may also stand in a RETURNING list, where `a` is the written row.
  * One notification may carry several changes of the row (`kinds`), in order; a kind is a
- * quoted literal or an expression. Every piece is empty when the store notifies after
- * commit instead (see `feed.ts`).
+ * quoted literal or an expression. Where a kind may be `queued`, the payload ends with each
+ * change's tool name (null for the others), as after-commit batches do, so that a node that
+ * does not run the tool sends no claim for the task. Every piece is empty when the store
+ * notifies after commit instead (see `feed.ts`).
  */
 export function notes(notify: NotifySettings) {
-  const expr = (a: string, kinds: string[]) =>
-    `length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', ${kinds
-      .map((k) => `${k}, ${a}.status, ${a}.version, ${a}.id`)
-      .join(", ")})::text)::text)`;
+  const expr = (a: string, kinds: string[]) => {
+    const changes = kinds.map((k) => `${k}, ${a}.status, ${a}.version, ${a}.id`).join(", ");
+    const tools = kinds.some((k) => k.includes("'queued'"))
+      ? `, json_build_array(${kinds
+          .map((k) => `CASE WHEN ${k} = 'queued' THEN ${a}.request->>'toolName' END`)
+          .join(", ")})`
+      : "";
+    return `length(pg_notify('${notify.channel}', json_build_array('${notify.origin}', ${changes}${tools})::text)::text)`;
+  };
   const of = (a: string, ...kinds: string[]) =>
     notify.channel === null ? "" : `, ${expr(a, kinds)} AS _n`;
   return {
