@@ -14,9 +14,10 @@ import type { Sql } from "postgres";
  * An after-commit batch with `queued` changes ends with one more item: an array of each
  * change's tool name (null where it has none), so that a node that does not run a tool
  * sends no claim for its tasks. So does an in-transaction notification that may hold a
- * `queued` change (see `notes` in `plans/context.ts`). A node of an earlier version reads four items at a time and
- * stops before that last one, and a payload without it gives changes without tool names:
- * nodes of both versions understand each other while a cluster is upgraded.
+ * `queued` change (see `notes` in `plans/context.ts`). A node of an earlier version reads
+ * four items at a time and stops before that last one, and a payload without it gives
+ * changes without tool names: nodes of both versions understand each other while a cluster
+ * is upgraded.
  */
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clear of that. */
