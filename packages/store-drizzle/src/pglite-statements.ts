@@ -48,6 +48,12 @@ const SETTINGS_STATEMENT = {
   text: `SELECT ${LOCAL_PLAN_SETTINGS}`,
 };
 
+/** The messages that run {@link SETTINGS_STATEMENT}: the same for every run, built once. */
+const RUN_SETTINGS = concat([
+  protocol.serialize.bind({ statement: SETTINGS_STATEMENT.name }),
+  protocol.serialize.execute({}),
+]);
+
 /**
  * Statements prepared per instance at most. The store's texts are fixed, a few dozen per
  * table, but stores opened and closed on one instance (a schema each) leave theirs behind:
@@ -135,8 +141,7 @@ async function execute(db: PGlite, prepared: Prepared, params: readonly unknown[
     return serialize ? serialize(value) : String(value);
   });
   const messages = await send(db, [
-    protocol.serialize.bind({ statement: SETTINGS_STATEMENT.name }),
-    protocol.serialize.execute({}),
+    RUN_SETTINGS,
     protocol.serialize.bind({ statement: prepared.name, values }),
     protocol.serialize.execute({}),
     protocol.serialize.sync(),
@@ -152,17 +157,19 @@ async function forget(db: PGlite, state: Instance, text: string): Promise<void> 
   const prepared = state.byText.get(text);
   if (prepared === undefined) return;
   state.byText.delete(text);
-  await send(db, [
-    protocol.serialize.close({ type: "S", name: prepared.name }),
-    protocol.serialize.sync(),
-  ]);
+  await deallocate(db, [prepared.name]);
 }
 
 /** Deallocates every statement of the instance's cache, and forgets them. */
 async function forgetAll(db: PGlite, state: Instance): Promise<void> {
   const names = [...state.byText.values()].map((prepared) => prepared.name);
   state.byText.clear();
-  await send(db, [
+  await deallocate(db, names);
+}
+
+/** Closes the named statements on the instance (closing one that does not exist is no error). */
+function deallocate(db: PGlite, names: readonly string[]): Promise<BackendMessage[]> {
+  return send(db, [
     ...names.map((name) => protocol.serialize.close({ type: "S", name })),
     protocol.serialize.sync(),
   ]);
@@ -170,6 +177,11 @@ async function forgetAll(db: PGlite, state: Instance): Promise<void> {
 
 /** Sends protocol messages as one buffer; throws the first error (PGlite ran them all). */
 function send(db: PGlite, messages: Uint8Array[]): Promise<BackendMessage[]> {
+  return db.execProtocolStream(concat(messages), { syncToFs: false });
+}
+
+/** The messages as one buffer. */
+function concat(messages: readonly Uint8Array[]): Uint8Array {
   let size = 0;
   for (const message of messages) size += message.length;
   const buffer = new Uint8Array(size);
@@ -178,5 +190,5 @@ function send(db: PGlite, messages: Uint8Array[]): Promise<BackendMessage[]> {
     buffer.set(message, at);
     at += message.length;
   }
-  return db.execProtocolStream(buffer, { syncToFs: false });
+  return buffer;
 }
