@@ -5,6 +5,7 @@ import {
   STORE_RETRY_AFTER_MS,
   STORE_UNAVAILABLE_MESSAGE,
   type TaskContext,
+  TaskCancelledError,
   TaskError,
   TaskRunner,
   TaskService,
@@ -321,6 +322,30 @@ describe("TaskRunner", () => {
       expect(final.status).toBe("cancelled");
       expect(final.outcome).toBeNull();
       expect(errors).toEqual([]);
+    });
+
+    it("a handler that first reads its signal after the cancel request finds it aborted", async () => {
+      // The signal is made when first read: a request seen before that still reaches it.
+      const { service, runner } = setup();
+      const go = gate();
+      const seen = gate<{ aborted: boolean; reason: unknown }>();
+      const t = await runner.start(alice, {
+        era,
+        request: { toolName: "x", arguments: {} },
+        handler: async (_args, ctx) => {
+          await go.opened;
+          seen.open({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
+          throw ctx.signal.reason;
+        },
+      });
+      await service.requestCancel(alice, t.taskId);
+      await sleep(20); // the run's watch hears of the request
+      go.open();
+      const { aborted, reason } = await seen.opened;
+      expect(aborted).toBe(true);
+      expect(reason).toBeInstanceOf(TaskCancelledError);
+      await runner.settled(t.taskId);
+      expect((await service.get(alice, t.taskId)).status).toBe("cancelled");
     });
 
     it("reaches a handler running on another node that shares the store", async () => {
