@@ -591,6 +591,46 @@ describe("a session's notifier of a task the session created", () => {
     await vi.waitFor(() => expect(ended).toBe(true));
   });
 
+  it("stop ends a notifier, following or quiet, once: it stops watching its running task", async () => {
+    const { store, watching } = countingStore();
+    const s = stack(store);
+    s.runner.register(s.tools);
+    const task = await s.runner.start(alice, {
+      era: "2025-11-25",
+      request: { toolName: "slow_echo", arguments: { text: "long", ms: 60_000 } },
+    });
+    onTestFinished(() => s.service.cancelNow(alice, task.taskId).then(() => {}));
+    const byRun = watching.get(task.taskId) ?? 0;
+    for (const listening of [true, false]) {
+      let ends = 0;
+      const registry = new InputRegistry();
+      const notifier = new TaskNotifier(
+        {
+          deps: { service: s.service, runner: s.runner, registry },
+          owner: alice,
+          notify: () => {},
+          listening: () => listening,
+          standaloneChannel: () => undefined,
+          reportError: (error) => {
+            throw error;
+          },
+        },
+        { taskId: task.taskId, status: "working" },
+        undefined,
+        () => {
+          ends += 1;
+        },
+      );
+      expect(watching.get(task.taskId)).toBe(byRun + 1);
+      notifier.stop();
+      await vi.waitFor(() => expect(ends).toBe(1));
+      notifier.stop();
+      await sleep(20);
+      expect(ends, listening ? "following" : "quiet").toBe(1);
+      expect(watching.get(task.taskId)).toBe(byRun);
+    }
+  });
+
   it("follows the task once a stream opens after the task was created", async () => {
     const { store } = countingStore();
     const s = stack(store);
