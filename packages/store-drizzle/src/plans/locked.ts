@@ -91,6 +91,9 @@ EXECUTE ${second.name}${argumentsOf(statement)}`;
   #preparedOf(text: string): Prepared {
     let prepared = this.#prepared.get(text);
     if (prepared === undefined) {
+      // Not `statementName`: a statement that also runs without the lock (a create, say)
+      // is prepared by the driver under that name, which PREPARE here would then take
+      // (node-postgres refuses to prepare it again, 42P05; PGlite's cache closes it first).
       const name = `mcp_tasks_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
       const prepare = `DO $prepare$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = '${name}') THEN
