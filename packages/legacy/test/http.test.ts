@@ -559,6 +559,30 @@ describe("a session's notifier of a task the session created", () => {
     expect(reads.get(taskId)).toBe(1);
   });
 
+  /** A notifier of alice's session on `s` for her working task `taskId` (no standalone stream). */
+  function notifierOf(
+    s: ReturnType<typeof stack>,
+    taskId: string,
+    options: { listening: boolean; onEnd: () => void; firstCheckMs?: number },
+  ): TaskNotifier {
+    return new TaskNotifier(
+      {
+        deps: { service: s.service, runner: s.runner, registry: new InputRegistry() },
+        owner: alice,
+        notify: () => {},
+        listening: () => options.listening,
+        standaloneChannel: () => undefined,
+        reportError: (error) => {
+          throw error;
+        },
+      },
+      { taskId, status: "working" },
+      undefined,
+      options.onEnd,
+      options.firstCheckMs,
+    );
+  }
+
   it("a notifier whose task ended before it watched ends at its first check", async () => {
     const s = stack(new MemoryTaskStore({ sweepIntervalMs: 0 }));
     s.runner.register(s.tools);
@@ -567,26 +591,14 @@ describe("a session's notifier of a task the session created", () => {
       request: { toolName: "slow_echo", arguments: { text: "done", ms: 0 } },
     });
     await s.service.waitFor(alice, task.taskId, (t) => isTerminal(t.status));
-    const registry = new InputRegistry();
     let ended = false;
-    new TaskNotifier(
-      {
-        deps: { service: s.service, runner: s.runner, registry },
-        owner: alice,
-        notify: () => {},
-        listening: () => false,
-        standaloneChannel: () => undefined,
-        reportError: (error) => {
-          throw error;
-        },
-      },
-      { taskId: task.taskId, status: "working" },
-      undefined,
-      () => {
+    notifierOf(s, task.taskId, {
+      listening: false,
+      onEnd: () => {
         ended = true;
       },
-      10,
-    );
+      firstCheckMs: 10,
+    });
     // No change is coming: only the first check can end it (the rechecks are 30 s apart).
     await vi.waitFor(() => expect(ended).toBe(true));
   });
@@ -603,24 +615,12 @@ describe("a session's notifier of a task the session created", () => {
     const byRun = watching.get(task.taskId) ?? 0;
     for (const listening of [true, false]) {
       let ends = 0;
-      const registry = new InputRegistry();
-      const notifier = new TaskNotifier(
-        {
-          deps: { service: s.service, runner: s.runner, registry },
-          owner: alice,
-          notify: () => {},
-          listening: () => listening,
-          standaloneChannel: () => undefined,
-          reportError: (error) => {
-            throw error;
-          },
-        },
-        { taskId: task.taskId, status: "working" },
-        undefined,
-        () => {
+      const notifier = notifierOf(s, task.taskId, {
+        listening,
+        onEnd: () => {
           ends += 1;
         },
-      );
+      });
       expect(watching.get(task.taskId)).toBe(byRun + 1);
       notifier.stop();
       await vi.waitFor(() => expect(ends).toBe(1));
