@@ -44,7 +44,13 @@ export class Run {
   #aborted = false;
   readonly #stop = new RunStopState();
   readonly #lease: RunLease;
-  readonly #inputs: InputRounds;
+  /**
+   * The run's input rounds, made at the handler's first `requireInput` (most handlers never
+   * ask); until then {@link #latest} keeps what they start from.
+   */
+  #inputs: InputRounds | undefined;
+  /** The newest record the watch read, while there are no input rounds to hand it to. */
+  #latest: TaskRecord;
   /** This run's span, from {@link execute} until the run is over. */
   #span: RunSpan | undefined;
   /** The record the run's outcome wrote, when it wrote one. */
@@ -60,11 +66,11 @@ export class Run {
     this.#settings = settings;
     this.#with = collaborators;
     this.#task = task;
+    this.#latest = task;
     this.taskId = task.taskId;
     this.owner = task.owner;
     this.#handler = handler;
     this.#writer = writer;
-    const controller = this.#controller;
     const { leaseMs, renewEveryMs, retryMs } = settings;
     this.#lease = new RunLease(
       { leaseMs, renewEveryMs, retryMs, leased: settings.service.queues },
@@ -76,20 +82,31 @@ export class Run {
         reportError: (error) => collaborators.reports.error(error, this.taskId),
       },
     );
-    this.#inputs = new InputRounds(task, {
+  }
+
+  /** The run's input rounds, made now if the handler has not asked before. */
+  #rounds(): InputRounds {
+    if (this.#inputs !== undefined) return this.#inputs;
+    const controller = this.#controller;
+    const latest = this.#latest;
+    const rounds = new InputRounds(latest, {
       get signal() {
         return controller.signal;
       },
-      writer,
+      writer: this.#writer,
       keepTrying: (write) => this.#lease.keepTrying(write, controller.signal),
       asked: (keys, status) => {
         this.#span?.noteInput("requested", keys);
         this.#span?.noteStatus(status);
       },
       answered: (keys) => this.#span?.noteInput("received", keys),
-      waiting: (waiting) => collaborators.slots.waitingForInput(this, waiting),
+      waiting: (waiting) => this.#with.slots.waitingForInput(this, waiting),
       superseded: () => this.abort(new RunStoppedError(this.taskId, "superseded")),
     });
+    // Answers the watch read before: taken in as the rounds would have taken them.
+    if (latest !== this.#task) rounds.update(latest);
+    this.#inputs = rounds;
+    return rounds;
   }
 
   get execution(): TaskExecution {
@@ -214,7 +231,8 @@ export class Run {
         this.abort();
       } else {
         this.#span?.noteStatus(task.status);
-        this.#inputs.update(task);
+        if (this.#inputs !== undefined) this.#inputs.update(task);
+        else this.#latest = task;
       }
     };
     const end = (failed: boolean, error: unknown) => {
@@ -276,7 +294,7 @@ export class Run {
       },
       attempt: this.execution.attempt,
       worker: this.#settings.holder,
-      requireInput: (requests, statusMessage) => this.#inputs.require(requests, statusMessage),
+      requireInput: (requests, statusMessage) => this.#rounds().require(requests, statusMessage),
       reportProgress: (progress, total, message) => {
         if (this.#stop.outcomeDecided || this.#aborted || !Number.isFinite(progress)) return;
         this.#with.reports.progress({
