@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   owner,
   STORE_RETRY_AFTER_MS,
@@ -328,18 +328,29 @@ describe("TaskRunner", () => {
       // The signal is made when first read: a request seen before that still reaches it.
       const { service, runner } = setup();
       const go = gate();
+      const started = gate<TaskContext>();
       const seen = gate<{ aborted: boolean; reason: unknown }>();
       const t = await runner.start(alice, {
         era,
         request: { toolName: "x", arguments: {} },
         handler: async (_args, ctx) => {
+          started.open(ctx);
           await go.opened;
           seen.open({ aborted: ctx.signal.aborted, reason: ctx.signal.reason });
           throw ctx.signal.reason;
         },
       });
+      const ctx = await started.opened;
+      let relayed = 0;
+      runner.onProgress(() => relayed++, t.taskId);
       await service.requestCancel(alice, t.taskId);
-      await sleep(20); // the run's watch hears of the request
+      // The run has heard of the request once it stops relaying progress (read without the
+      // signal).
+      await vi.waitFor(() => {
+        const before = relayed;
+        ctx.reportProgress(1);
+        expect(relayed).toBe(before);
+      });
       go.open();
       const { aborted, reason } = await seen.opened;
       expect(aborted).toBe(true);
