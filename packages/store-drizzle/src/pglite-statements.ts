@@ -108,22 +108,22 @@ async function preparedOf(db: PGlite, state: Instance, text: string): Promise<Pr
   // Each name is closed before it is prepared (closing a statement that does not exist is no
   // error): the instance may hold it already, prepared by another copy of this module, whose
   // cache this one does not see, or kept when this cache was emptied because one statement
-  // was found deallocated.
-  if (!state.settingsPrepared) {
-    await send(db, [
-      protocol.serialize.close({ type: "S", name: SETTINGS_STATEMENT.name }),
-      protocol.serialize.parse(SETTINGS_STATEMENT),
-      protocol.serialize.sync(),
-    ]);
-    state.settingsPrepared = true;
-  }
+  // was found deallocated. The plan settings' statement is prepared with the first.
+  const settings = state.settingsPrepared
+    ? []
+    : [
+        protocol.serialize.close({ type: "S", name: SETTINGS_STATEMENT.name }),
+        protocol.serialize.parse(SETTINGS_STATEMENT),
+      ];
   const name = statementName(text);
   const messages = await send(db, [
+    ...settings,
     protocol.serialize.close({ type: "S", name }),
     protocol.serialize.parse({ name, text }),
     protocol.serialize.describe({ type: "S", name }),
     protocol.serialize.sync(),
   ]);
+  state.settingsPrepared = true;
   const prepared: Prepared = {
     name,
     parameterTypes: parse.parseDescribeStatementResults(messages),
