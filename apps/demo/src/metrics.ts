@@ -8,7 +8,7 @@ import {
 import type { TaskQueueStore } from "@mcp-tasks/core/store";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { instrumentStore, type StoreOperation } from "./instrumented-store.js";
-import { LatencyHistogram } from "./latency-histogram.js";
+import { LabelledHistogram } from "./labelled-metrics.js";
 import { type Era, RequestMetrics, type TrafficSnapshot } from "./request-metrics.js";
 import { TaskMetrics } from "./task-metrics.js";
 
@@ -83,7 +83,7 @@ export class DemoMetrics {
   readonly requests: RequestMetrics;
   readonly tasks: TaskMetrics;
   readonly #storeLabel: string;
-  readonly #storeSeconds: LatencyHistogram<StoreOperation>;
+  readonly #storeSeconds: LabelledHistogram<"op">;
   readonly #storeErrors: Counter<"op" | "store" | "code">;
   readonly #limitRefusals: Counter<"reason">;
   #toolNames: ReadonlySet<string> = new Set();
@@ -108,10 +108,10 @@ export class DemoMetrics {
       toolLabel: (name) => (this.#toolNames.has(name) ? name : "other"),
       ...(options.now !== undefined && { now: options.now }),
     });
-    this.#storeSeconds = new LatencyHistogram({
+    this.#storeSeconds = new LabelledHistogram({
       name: "mcp_store_operation_duration_seconds",
       help: "Task store calls made by this node, by operation and store, successful or not.",
-      keyLabel: "op",
+      labelNames: ["op"],
       constLabels: { store: options.storeLabel },
       buckets: STORE_BUCKETS,
       registry,
@@ -245,7 +245,7 @@ export class DemoMetrics {
 
   #storeCall(op: StoreOperation, seconds: number, failure: { error: unknown } | null): void {
     const store = this.#storeLabel;
-    this.#storeSeconds.observe(op, seconds);
+    this.#storeSeconds.observe({ op }, seconds);
     if (failure !== null) {
       const code = isTaskError(failure.error) ? failure.error.code : "internal";
       this.#storeErrors.inc({ op, store, code });

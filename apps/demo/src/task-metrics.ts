@@ -1,6 +1,7 @@
 import { isTerminal, type TaskChange, type TaskRecord, type TaskStatus } from "@mcp-tasks/core";
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 import type { StoreCall } from "./instrumented-store.js";
+import { LabelledCounter, LabelledHistogram } from "./labelled-metrics.js";
 
 /** Task durations run from milliseconds (sync-ish tools) to hours (reports, jobs). */
 const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -48,10 +49,11 @@ export class TaskMetrics {
   readonly #maxRecentCancels: number;
   readonly #tracked = new Map<string, Tracked>();
   readonly #recentCancels = new Set<string>();
-  readonly #created: Counter<"era" | "tool">;
-  readonly #finished: Counter<"status" | "tool">;
-  readonly #duration: Histogram<"status" | "tool">;
-  readonly #claimWait: Histogram<"tool">;
+  // Counted on every task (its creation, its end): the labelled metrics, cheap per call.
+  readonly #created: LabelledCounter<"era" | "tool">;
+  readonly #finished: LabelledCounter<"status" | "tool">;
+  readonly #duration: LabelledHistogram<"status" | "tool">;
+  readonly #claimWait: LabelledHistogram<"tool">;
   readonly #inputRounds: Counter<"tool">;
   readonly #cancellations: Counter<"era" | "tool" | "mode">;
   readonly #orphans: Counter<"outcome">;
@@ -61,32 +63,33 @@ export class TaskMetrics {
     this.#now = options.now ?? Date.now;
     this.#maxTracked = options.maxTracked ?? 100_000;
     this.#maxRecentCancels = options.maxRecentCancels ?? 10_000;
-    const registers = [options.registry];
-    this.#created = new Counter({
+    const registry = options.registry;
+    const registers = [registry];
+    this.#created = new LabelledCounter({
       name: "mcp_tasks_created_total",
       help: "Tasks created through this node, by protocol era and tool.",
       labelNames: ["era", "tool"],
-      registers,
+      registry,
     });
-    this.#finished = new Counter({
+    this.#finished = new LabelledCounter({
       name: "mcp_tasks_finished_total",
       help: "Tasks this node moved to a terminal status (orphans its sweeps failed included), by status and tool.",
       labelNames: ["status", "tool"],
-      registers,
+      registry,
     });
-    this.#duration = new Histogram({
+    this.#duration = new LabelledHistogram({
       name: "mcp_tasks_duration_seconds",
       help: "Creation to terminal status of the tasks this node finished (orphans its sweeps failed included), by status and tool.",
       labelNames: ["status", "tool"],
       buckets: DURATION_BUCKETS,
-      registers,
+      registry,
     });
-    this.#claimWait = new Histogram({
+    this.#claimWait = new LabelledHistogram({
       name: "mcp_tasks_time_to_first_claim_seconds",
       help: "Creation to first claim by a worker (0 when created claimed), by tool.",
       labelNames: ["tool"],
       buckets: CLAIM_WAIT_BUCKETS,
-      registers,
+      registry,
     });
     this.#inputRounds = new Counter({
       name: "mcp_tasks_input_rounds_total",
