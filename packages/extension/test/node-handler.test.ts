@@ -374,6 +374,7 @@ describe.each(STORES)("createNodeTasksHandler on the $name store", (factory) => 
   });
 
   it("classifies every request exactly as the SDK's classifyInboundRequest", () => {
+    const ICON = { src: "https://example.com/icon.png" };
     const meta = {
       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
       "io.modelcontextprotocol/clientCapabilities": WITH_EXT,
@@ -417,6 +418,39 @@ describe.each(STORES)("createNodeTasksHandler on the $name store", (factory) => 
           },
         },
       ],
+      // Envelopes like the remembered one, compared object by object (see RequestClassifier).
+      ...[
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c", version: "2" } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": { version: "1", name: "c" } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c", version: "1", x: null } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c" } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": ["c", "1"] },
+        { ...meta, "io.modelcontextprotocol/clientCapabilities": { extensions: [] } },
+        { ...meta, "io.modelcontextprotocol/clientCapabilities": {} },
+        { ...meta, progressToken: 0 },
+        // Valid, then the same with one more (invalid) icon: told apart by length.
+        {
+          ...meta,
+          "io.modelcontextprotocol/clientInfo": { name: "c", version: "1", icons: [ICON] },
+        },
+        {
+          ...meta,
+          "io.modelcontextprotocol/clientInfo": { name: "c", version: "1", icons: [ICON, 5] },
+        },
+        // Too long to remember: classified each time.
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c".repeat(5000), version: "1" } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c".repeat(5000), version: "1" } },
+        { ...meta, "io.modelcontextprotocol/clientInfo": { name: "c".repeat(5000), version: 1 } },
+        meta,
+      ].map((m): [Record<string, string>, unknown] => [
+        headers,
+        { ...plain, params: { taskId: "t", _meta: m } },
+      ]),
+      [
+        { ...headers, "mcp-method": "tasks/cancel" },
+        { ...plain, method: "tasks/cancel" },
+      ],
+      [headers, plain],
       [headers, { ...plain, method: "initialize" }],
       [headers, { jsonrpc: "2.0", method: "notifications/cancelled", params: { _meta: meta } }],
       [headers, [plain]],
