@@ -62,7 +62,9 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 /** The execution policy a task is created with: `policy` over the defaults, checked. */
 export function executionPolicy(policy: Partial<ExecutionPolicy> = {}): ExecutionPolicy {
-  const merged = { ...DEFAULT_EXECUTION_POLICY, ...policy };
+  // Not `{ ...DEFAULT_EXECUTION_POLICY, ...policy }` (every create): see "Hot paths" in
+  // docs/architecture.md.
+  const merged = Object.assign({}, DEFAULT_EXECUTION_POLICY, policy);
   const { maxAttempts, backoffMs, deadlineMs } = merged;
   if (!(Number.isSafeInteger(maxAttempts) && maxAttempts >= 1 && maxAttempts <= 100)) {
     throw taskErrors.invalidTask("execution.maxAttempts must be an integer from 1 to 100");

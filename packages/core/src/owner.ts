@@ -100,6 +100,19 @@ export function ownerScope(caller: Owner, policy: OwnerPolicy): OwnerScope | nul
   return { owner: caller, ownerKey: key, includeUnowned: !policy.requireOwner };
 }
 
+/**
+ * `scope` for the writes of one run of a task: the same scope, fenced by the run's `fence`.
+ * Field by field, not `{ ...scope, fence }`: see "Hot paths" in docs/architecture.md.
+ */
+export function fencedScope(scope: OwnerScope, fence: Fence): OwnerScope {
+  return {
+    owner: scope.owner,
+    ownerKey: scope.ownerKey,
+    includeUnowned: scope.includeUnowned,
+    fence,
+  };
+}
+
 /** True when a task with owner key `taskOwnerKey` is inside the scope. */
 export function scopeAllowsKey(scope: OwnerScope, taskOwnerKey: string): boolean {
   return taskOwnerKey === scope.ownerKey || (scope.includeUnowned && taskOwnerKey === UNOWNED_KEY);

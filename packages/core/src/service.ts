@@ -17,7 +17,7 @@ import {
   type PageSizes,
   pageSizes,
 } from "./listing.js";
-import { type Owner, type OwnerScope, ownerScope, verifiedRecord } from "./owner.js";
+import { fencedScope, type Owner, type OwnerScope, ownerScope, verifiedRecord } from "./owner.js";
 import { type ClaimOptions, noOrphans, type OrphanSweep, supportsQueue } from "./queue-store.js";
 import { RunWriter } from "./run-writer.js";
 import {
@@ -256,8 +256,7 @@ export class TaskService {
    * run's `fence` on a queue store (unfenced without one).
    */
   forRun(caller: Owner, taskId: string, fence?: Fence): RunWriter {
-    const scope: OwnerScope =
-      fence === undefined ? this.scope(caller) : { ...this.scope(caller), fence };
+    const scope = fence === undefined ? this.scope(caller) : fencedScope(this.scope(caller), fence);
     return new RunWriter(this.#store, taskId, scope, (record) =>
       verifiedRecord(scope, taskId, record),
     );
@@ -279,10 +278,18 @@ export class TaskService {
     taskId: string,
     options: FollowOptions = {},
   ): AsyncGenerator<TaskRecord, void, undefined> {
-    return followTask(this.#followSource(caller, taskId), {
-      ...options,
-      recheckMs: options.recheckMs ?? this.#waitRecheckMs,
-    });
+    return followTask(this.#followSource(caller, taskId), this.#withRecheck(options));
+  }
+
+  /**
+   * `options` with their `recheckMs`, the service's by default. By `Object.assign`, not
+   * `{ ...options, recheckMs }`: see "Hot paths" in docs/architecture.md (every run
+   * subscribes to its task).
+   */
+  #withRecheck<O extends { readonly recheckMs?: number }>(
+    options: O,
+  ): O & { readonly recheckMs: number } {
+    return Object.assign({}, options, { recheckMs: options.recheckMs ?? this.#waitRecheckMs });
   }
 
   /** One task as the caller may read it, and its change feed. */
@@ -306,7 +313,7 @@ export class TaskService {
   ): Unsubscribe {
     return subscribeToTask(
       this.#followSource(caller, taskId),
-      { ...options, recheckMs: options.recheckMs ?? this.#waitRecheckMs },
+      this.#withRecheck(options),
       subscriber,
     );
   }

@@ -59,9 +59,10 @@ const MODULE_ONLY: readonly string[] = [
   "pageSizes",
   "listOwnTasks",
   "listOwnNewest",
-  // TaskService's parts: its record re-check, waitFor's match, the no-queue sweep and the
-  // store's new task built from a caller's input.
+  // TaskService's parts: its record re-check, a run's fenced scope, waitFor's match, the
+  // no-queue sweep and the store's new task built from a caller's input.
   "verifiedRecord",
+  "fencedScope",
   "firstMatching",
   "noOrphans",
   "newTaskOf",

@@ -33,8 +33,11 @@ export function toInlinedResult(result: Readonly<Record<string, unknown>>): {
   [key: string]: unknown;
 } {
   const { _meta, resultType: _ignored, ...rest } = result as Record<string, unknown>;
-  const content = Array.isArray(rest.content) ? rest.content : [];
-  const out: Record<string, unknown> = { ...rest, content, resultType: "complete" };
+  // `rest` is a fresh copy: filled in place, in the key order of `{ ...rest, content,
+  // resultType }` (see "Hot paths" in docs/architecture.md).
+  const out = rest;
+  out.content = Array.isArray(rest.content) ? rest.content : [];
+  out.resultType = "complete";
   if (typeof _meta === "object" && _meta !== null && !Array.isArray(_meta)) {
     const { [RELATED_TASK_META_KEY]: _related, ...meta } = _meta as Record<string, unknown>;
     if (Object.keys(meta).length > 0) out._meta = meta;
@@ -53,41 +56,33 @@ function failure(record: TaskRecord): JsonRpcErrorObject {
  * `error` when failed.
  */
 export function toDetailedTask(record: TaskRecord): DetailedTask {
-  const task = toWireTask(record);
+  // A fresh object: completed in place, in the key order of `{ ...task, status, … }` (see
+  // "Hot paths" in docs/architecture.md). `status` is already the record's.
+  const task = toWireTask(record) as WireTask & Record<string, unknown>;
   switch (record.status) {
     case "input_required":
-      return {
-        ...task,
-        status: "input_required",
-        inputRequests: Object.fromEntries(
-          Object.entries(record.inputRequests).map(([key, request]) => [
-            key,
-            request.params === undefined
-              ? { method: request.method as "elicitation/create" }
-              : {
-                  method: request.method as "elicitation/create",
-                  params: { ...request.params },
-                },
-          ]),
-        ),
-      };
+      task.inputRequests = Object.fromEntries(
+        Object.entries(record.inputRequests).map(([key, request]) => [
+          key,
+          request.params === undefined
+            ? { method: request.method as "elicitation/create" }
+            : {
+                method: request.method as "elicitation/create",
+                params: { ...request.params },
+              },
+        ]),
+      );
+      return task as DetailedTask;
     case "completed":
-      return {
-        ...task,
-        status: "completed",
-        result: toInlinedResult(record.outcome?.kind === "result" ? record.outcome.result : {}),
-      };
+      task.result = toInlinedResult(record.outcome?.kind === "result" ? record.outcome.result : {});
+      return task as DetailedTask;
     case "failed": {
       const error = failure(record);
-      return {
-        ...task,
-        status: "failed",
-        statusMessage: task.statusMessage ?? error.message,
-        error:
-          error.data === undefined ? { code: error.code, message: error.message } : { ...error },
-      };
+      task.statusMessage = task.statusMessage ?? error.message;
+      task.error =
+        error.data === undefined ? { code: error.code, message: error.message } : { ...error };
+      return task as DetailedTask;
     }
-    // `toWireTask` already carries the status: no copy.
     case "working":
       return task as DetailedTask;
     case "cancelled":

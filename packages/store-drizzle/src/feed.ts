@@ -82,14 +82,15 @@ export function unpackChanges(payload: string): { origin: string; changes: TaskC
       typeof taskId === "string" &&
       taskId.length > 0
     ) {
-      const change: TaskChange = {
+      const change = {
         taskId,
         kind: kind as TaskChangeKind,
         status: status as TaskStatus,
         version: version as number,
       };
+      // Not `{ ...change, toolName }`: see "Hot paths" in docs/architecture.md.
       const toolName: unknown = tools[n];
-      changes.push(typeof toolName === "string" ? { ...change, toolName } : change);
+      changes.push(typeof toolName === "string" ? Object.assign(change, { toolName }) : change);
     }
   }
   return { origin: parsed[0], changes };

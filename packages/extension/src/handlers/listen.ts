@@ -139,13 +139,10 @@ class Subscription implements TaskSubscription {
     const signal = this.#stop.signal;
     try {
       for await (const record of this.#deps.service.follow(this.#ctx.owner, taskId, { signal })) {
-        this.#send({
-          method: "notifications/tasks",
-          params: {
-            ...toDetailedTask(record),
-            _meta: { [SUBSCRIPTION_ID_META_KEY]: this.#subscriptionId },
-          },
-        });
+        // A fresh object: its `_meta` set in place (see "Hot paths" in docs/architecture.md).
+        const params: Record<string, unknown> = toDetailedTask(record);
+        params._meta = { [SUBSCRIPTION_ID_META_KEY]: this.#subscriptionId };
+        this.#send({ method: "notifications/tasks", params });
       }
     } catch (error) {
       if (signal.aborted) return;

@@ -58,7 +58,10 @@ async function prepare(
 ): Promise<{ tool: ToolDefinition; call: CallToolParams }> {
   const call = parseParams(CallToolParamsSchema, params, "tools/call");
   const tool = checkTaskSupport(deps, call);
-  return { tool, call: { ...call, arguments: await preflight(tool, call.arguments ?? {}, ctx) } };
+  // The parsed params are a fresh object: set in place, not `{ ...call, arguments }` (see
+  // "Hot paths" in docs/architecture.md).
+  call.arguments = await preflight(tool, call.arguments ?? {}, ctx);
+  return { tool, call };
 }
 
 function checkTaskSupport(deps: LegacyDeps, call: CallToolParams): ToolDefinition {

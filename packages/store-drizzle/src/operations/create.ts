@@ -124,8 +124,12 @@ function createdRecord(
     answeredInputKeys: [],
     inputAnswers: {},
     cancelRequestedAt: null,
+    // Field by field, not `{ ...policy, attempt, … }`: see "Hot paths" in docs/architecture.md.
     execution: {
-      ...policy,
+      maxAttempts: policy.maxAttempts,
+      backoffMs: policy.backoffMs,
+      retryOnError: policy.retryOnError,
+      deadlineMs: policy.deadlineMs,
       attempt: holder === null ? 0 : 1,
       holder,
       fencingToken: holder === null ? 0 : 1,
