@@ -57,11 +57,21 @@ export interface TasksExtension extends TasksExtensionMethods {}
  * Bind it to an SDK server with {@link bindTasksExtension}; serve `taskIds` subscriptions
  * with {@link handleTaskListenRequest}.
  */
+/**
+ * The dependencies an extension's handlers are bound to, for this package's node handler
+ * (its direct answers call the handlers' parts); not published.
+ */
+export let handlerDepsOf: (extension: TasksExtension) => HandlerDeps;
+
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class TasksExtension {
   readonly service: TaskService;
   readonly runner: TaskRunner;
   readonly #deps: HandlerDeps;
+
+  static {
+    handlerDepsOf = (extension) => extension.#deps;
+  }
 
   constructor(options: TasksExtensionOptions) {
     this.#deps = facadeDeps(options, "@mcp-tasks/extension");

@@ -91,6 +91,22 @@ export async function callTool(
   if ("inputRequired" in prepared.result) return { result: prepared.result.inputRequired };
   const { tool, args, dispatch } = prepared.result;
   if (dispatch === "sync") return runSynchronously(tool, args, ctx, deps.onError);
+  return startToolTask(deps, ctx, tool, args, params);
+}
+
+/**
+ * The task of a checked `tools/call` that becomes one: `tool` without a preflight or past it,
+ * `args` its checked arguments, `params` the call's (for its trace context). What
+ * {@link callTool} does once its checks pass, and what the node handler's direct answer does
+ * for a call its match has checked the same way (see `matchDirectToolCall`).
+ */
+export function startToolTask(
+  deps: HandlerDeps,
+  ctx: TasksRequestContext,
+  tool: TasksTool,
+  args: Readonly<Record<string, unknown>>,
+  params: unknown,
+): Promise<RpcOutcome<CreateTaskResult>> {
   return toOutcome(
     async () => {
       const traceContext = requestTraceContext(params, ctx.traceContext);

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Owner } from "@mcp-tasks/core";
 import { extractTraceContext, isRpcError, type RpcOutcome } from "@mcp-tasks/core";
 import { RPC_ERROR } from "../errors.js";
-import type { TasksExtension } from "../extension.js";
+import { handlerDepsOf, type TasksExtension } from "../extension.js";
+import { startToolTask } from "../handlers/call-tool.js";
 import type { TasksRequestContext } from "../request.js";
 import type { DirectTasksRequest } from "./direct-route.js";
 import type { DirectToolCall } from "./direct-tool-call.js";
@@ -70,6 +71,7 @@ export function createDirectAnswers(
   extension: TasksExtension,
   resultMeta: Record<string, unknown>,
 ): DirectAnswers {
+  const deps = handlerDepsOf(extension);
   return {
     async tasksRequest(direct, owner, req, res) {
       const ctx = directContext(owner, req, direct, direct.taskId);
@@ -97,7 +99,9 @@ export function createDirectAnswers(
 
     async toolCall(direct, owner, req, res) {
       const ctx = directContext(owner, req, direct, direct.name);
-      const outcome = await extension.callTool(ctx, direct.params);
+      // The match made `tools/call`'s checks (its schema, the tool, the arguments, the
+      // dispatch): the task is started without making them again.
+      const outcome = await startToolTask(deps, ctx, direct.tool, direct.args, direct.params);
       if (isRpcError(outcome)) return writeRpcError(res, direct.id, outcome.error);
       const created = outcome.result as Record<string, unknown>;
       const meta = created._meta;

@@ -21,6 +21,9 @@ export interface DirectToolCall {
   readonly name: string;
   readonly params: Record<string, unknown>;
   readonly clientCapabilities: unknown;
+  /** The tool, and its arguments as checked: the task's, with no check left to make. */
+  readonly tool: TasksTool;
+  readonly args: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -68,7 +71,8 @@ export function matchDirectToolCall(
   if (route.classification.revision !== MODERN_PROTOCOL_VERSION) return undefined;
   const tool = tools.get(name);
   if (tool === undefined || tool.preflight !== undefined) return undefined;
-  if (checkArguments(tool, args ?? {}) !== null) return undefined;
+  const checked = args ?? {};
+  if (checkArguments(tool, checked) !== null) return undefined;
   const clientCapabilities = meta[CLIENT_CAPABILITIES_META_KEY];
   let dispatch: string;
   try {
@@ -77,5 +81,5 @@ export function matchDirectToolCall(
     return undefined; // `-32021`: the SDK words and answers it.
   }
   if (dispatch !== "task") return undefined;
-  return { id: id as string | number, name, params, clientCapabilities };
+  return { id: id as string | number, name, params, clientCapabilities, tool, args: checked };
 }
