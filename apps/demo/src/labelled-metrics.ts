@@ -7,7 +7,7 @@ import type { Registry } from "prom-client";
  * store and was 4 % of a task-creating `tools/call` there; these find their series by one
  * string key made of the label values in a fixed order, and render the same exposition format
  * through the same registry (which reads `name`, `help`, `type`, `aggregator` and `get()`,
- * and calls `reset()`).
+ * and calls `reset()`). Labels render in the order of `labelNames`, then the constant ones.
  */
 
 /** One sample line, in the shape prom-client's registry renders. */
@@ -79,32 +79,28 @@ class SeriesTable<L extends string, S> {
   }
 }
 
-/** A Prometheus counter for a hot path; see the top of this file. */
-export class LabelledCounter<L extends string> {
+/** What a counter and a histogram share: their series, their rendering, their reset. */
+abstract class LabelledMetric<L extends string, S> {
   readonly name: string;
   readonly help: string;
-  readonly type = "counter";
+  abstract readonly type: Rendered["type"];
   readonly aggregator = "sum";
-  readonly #table: SeriesTable<L, { value: number }>;
+  protected readonly table: SeriesTable<L, S>;
 
-  constructor(options: LabelledMetricOptions<L>) {
+  constructor(options: LabelledMetricOptions<L>, make: () => S) {
     this.name = options.name;
     this.help = options.help;
-    this.#table = new SeriesTable(options.labelNames, options.constLabels ?? {}, () => ({
-      value: 0,
-    }));
+    this.table = new SeriesTable(options.labelNames, options.constLabels ?? {}, make);
     options.registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
-  /** Adds `by` (default 1) to the series of `labels`. */
-  inc(labels: Readonly<Record<L, string>>, by = 1): void {
-    this.#table.of(labels).value += by;
-  }
+  /** One series' samples, pushed onto `values`. */
+  protected abstract render(labels: Record<string, string>, series: S, values: Sample[]): void;
 
   /** The samples, in prom-client's shape. */
   get(): Promise<Rendered> {
     const values: Sample[] = [];
-    for (const { labels, s } of this.#table.entries()) values.push({ labels, value: s.value });
+    for (const { labels, s } of this.table.entries()) this.render(labels, s, values);
     return Promise.resolve({
       name: this.name,
       help: this.help,
@@ -114,9 +110,27 @@ export class LabelledCounter<L extends string> {
     });
   }
 
-  /** Forgets every count (`registry.resetMetrics()`). */
+  /** Forgets every series (`registry.resetMetrics()`). */
   reset(): void {
-    this.#table.clear();
+    this.table.clear();
+  }
+}
+
+/** A Prometheus counter for a hot path; see the top of this file. */
+export class LabelledCounter<L extends string> extends LabelledMetric<L, { value: number }> {
+  readonly type = "counter";
+
+  constructor(options: LabelledMetricOptions<L>) {
+    super(options, () => ({ value: 0 }));
+  }
+
+  /** Adds `by` (default 1) to the series of `labels`. */
+  inc(labels: Readonly<Record<L, string>>, by = 1): void {
+    this.table.of(labels).value += by;
+  }
+
+  protected render(labels: Record<string, string>, series: { value: number }, values: Sample[]) {
+    values.push({ labels, value: series.value });
   }
 }
 
@@ -137,30 +151,19 @@ interface Buckets {
  * A Prometheus histogram for a hot path (see the top of this file): one observation is a
  * series lookup, a bucket search and three additions.
  */
-export class LabelledHistogram<L extends string> {
-  readonly name: string;
-  readonly help: string;
+export class LabelledHistogram<L extends string> extends LabelledMetric<L, Buckets> {
   readonly type = "histogram";
-  readonly aggregator = "sum";
   readonly #bounds: readonly number[];
-  readonly #table: SeriesTable<L, Buckets>;
 
   constructor(options: LabelledHistogramOptions<L>) {
-    this.name = options.name;
-    this.help = options.help;
     const bounds = [...options.buckets].sort((a, b) => a - b);
+    super(options, () => ({ counts: new Float64Array(bounds.length + 1), sum: 0, count: 0 }));
     this.#bounds = bounds;
-    this.#table = new SeriesTable(options.labelNames, options.constLabels ?? {}, () => ({
-      counts: new Float64Array(bounds.length + 1),
-      sum: 0,
-      count: 0,
-    }));
-    options.registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
   /** Records one observation of `seconds` in the series of `labels`. */
   observe(labels: Readonly<Record<L, string>>, seconds: number): void {
-    const series = this.#table.of(labels);
+    const series = this.table.of(labels);
     const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && seconds > (bounds[i] as number)) i++;
@@ -169,34 +172,18 @@ export class LabelledHistogram<L extends string> {
     series.count += 1;
   }
 
-  /** The samples, in prom-client's shape. */
-  get(): Promise<Rendered> {
-    const values: Sample[] = [];
-    for (const { labels, s } of this.#table.entries()) {
-      let cumulative = 0;
-      for (let i = 0; i <= this.#bounds.length; i++) {
-        cumulative += s.counts[i] ?? 0;
-        const le = i < this.#bounds.length ? (this.#bounds[i] as number) : "+Inf";
-        values.push({
-          metricName: `${this.name}_bucket`,
-          labels: { le, ...labels },
-          value: cumulative,
-        });
-      }
-      values.push({ metricName: `${this.name}_sum`, labels, value: s.sum });
-      values.push({ metricName: `${this.name}_count`, labels, value: s.count });
+  protected render(labels: Record<string, string>, series: Buckets, values: Sample[]) {
+    let cumulative = 0;
+    for (let i = 0; i <= this.#bounds.length; i++) {
+      cumulative += series.counts[i] ?? 0;
+      const le = i < this.#bounds.length ? (this.#bounds[i] as number) : "+Inf";
+      values.push({
+        metricName: `${this.name}_bucket`,
+        labels: { le, ...labels },
+        value: cumulative,
+      });
     }
-    return Promise.resolve({
-      name: this.name,
-      help: this.help,
-      type: this.type,
-      aggregator: this.aggregator,
-      values,
-    });
-  }
-
-  /** Forgets every observation (`registry.resetMetrics()`). */
-  reset(): void {
-    this.#table.clear();
+    values.push({ metricName: `${this.name}_sum`, labels, value: series.sum });
+    values.push({ metricName: `${this.name}_count`, labels, value: series.count });
   }
 }
