@@ -49,6 +49,12 @@ export type TasksExtensionMethods = BoundHandlers<typeof HANDLERS>;
 export interface TasksExtension extends TasksExtensionMethods {}
 
 /**
+ * The dependencies an extension's handlers are bound to, for this package's node handler
+ * (its direct answers call the handlers' parts); not published.
+ */
+export let handlerDepsOf: (extension: TasksExtension) => HandlerDeps;
+
+/**
  * The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`) as transport-agnostic
  * handlers: each takes the {@link TasksRequestContext} (caller, declared capabilities,
  * routing header) and the request params, and resolves with a result or the JSON-RPC error
@@ -57,12 +63,6 @@ export interface TasksExtension extends TasksExtensionMethods {}
  * Bind it to an SDK server with {@link bindTasksExtension}; serve `taskIds` subscriptions
  * with {@link handleTaskListenRequest}.
  */
-/**
- * The dependencies an extension's handlers are bound to, for this package's node handler
- * (its direct answers call the handlers' parts); not published.
- */
-export let handlerDepsOf: (extension: TasksExtension) => HandlerDeps;
-
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class TasksExtension {
   readonly service: TaskService;

@@ -49,6 +49,12 @@ export type LegacyTaskMethods = BoundHandlers<typeof HANDLERS>;
 export interface LegacyTaskHandlers extends LegacyTaskMethods {}
 
 /**
+ * The dependencies a handlers object is bound to, for this package's sessions (their direct
+ * answers call the handlers' parts); not published.
+ */
+export let legacyDepsOf: (handlers: LegacyTaskHandlers) => LegacyDeps;
+
+/**
  * Every 2025-11-25 tasks method as transport-agnostic handlers, over the core and any
  * store: each takes the {@link LegacyRequestContext} (caller, signal, the request's own
  * stream) and the request's raw `params`, and resolves with the wire result or the
@@ -60,6 +66,10 @@ export class LegacyTaskHandlers {
   readonly runner: TaskRunner;
   readonly registry: InputRegistry;
   readonly #deps: LegacyDeps;
+
+  static {
+    legacyDepsOf = (handlers) => handlers.#deps;
+  }
 
   constructor(options: LegacyTaskHandlersOptions) {
     this.registry = options.registry ?? new InputRegistry();

@@ -38,15 +38,28 @@ export async function callTool(
   );
   if (isRpcError(prepared)) return prepared;
   const { tool, call } = prepared.result;
-  if (call.task !== undefined) {
-    return toOutcome(
-      async () => ({ task: toLegacyTask(await startTask(deps, ctx, tool, call)) }),
-      (error) => legacyFailure(error, deps.onError),
-    );
-  }
+  if (call.task !== undefined) return startTaskCall(deps, ctx, tool, call);
   return toOutcome(
     () => runSynchronously(tool, call.arguments ?? {}, ctx),
     (error) => legacyToolFailure(error, deps.onError),
+  );
+}
+
+/**
+ * The task of a checked task-augmented `tools/call`: `tool` allows tasks and has no
+ * preflight or is past it, `call` holds the arguments to run with. What {@link callTool}
+ * does once its checks pass, and what a session's direct answer does for a call its match
+ * and the session checked the same way (see `LegacySession.answerToolCall`).
+ */
+export function startTaskCall(
+  deps: LegacyDeps,
+  ctx: LegacyRequestContext,
+  tool: ToolDefinition,
+  call: CallToolParams,
+): Promise<RpcOutcome<CreateTaskResult>> {
+  return toOutcome(
+    async () => ({ task: toLegacyTask(await startTask(deps, ctx, tool, call)) }),
+    (error) => legacyFailure(error, deps.onError),
   );
 }
 

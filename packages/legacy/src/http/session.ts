@@ -6,8 +6,9 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { DeliveryChannel } from "../delivery-channel.js";
-import type { LegacyTaskHandlers } from "../handlers.js";
-import { CreateTaskResultSchema } from "../wire.js";
+import { startTaskCall } from "../handlers/call-tool.js";
+import { type LegacyTaskHandlers, legacyDepsOf } from "../handlers.js";
+import type { CallToolParams } from "../wire.js";
 import { type SendOverSdk, sdkChannel } from "./channels.js";
 import { registerSessionMethods } from "./session-methods.js";
 import type { TableSession } from "./session-table.js";
@@ -138,16 +139,19 @@ export class LegacySession implements TableSession {
     if (tool === undefined || tool.preflight !== undefined || tool.taskMode === "never") {
       return undefined;
     }
-    const outcome = await this.#options.handlers.callTool(
+    // The match checked the params as `tools/call`'s schema would, and the tool is checked
+    // above: the task is started without checking them again.
+    const outcome = await startTaskCall(
+      legacyDepsOf(this.#options.handlers),
       {
         owner: this.owner,
         ...(call.traceContext !== undefined && { traceContext: call.traceContext }),
       },
-      call.params,
+      tool,
+      call.params as CallToolParams,
     );
     if (isRpcError(outcome)) return { jsonrpc: "2.0", id: call.id, error: outcome.error };
-    const created = CreateTaskResultSchema.safeParse(outcome.result);
-    if (created.success) this.#track(created.data.task, call.progressToken);
+    this.#track(outcome.result.task, call.progressToken);
     // As the registered handler answers, after the 2025 codec (which wants `content` next
     // to `task`, and writes it first).
     return { result: { content: [], ...outcome.result }, jsonrpc: "2.0", id: call.id };
