@@ -18,7 +18,7 @@ import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
-import { dropSchema, freshPostgresStore, listenDemo } from "./setup.mjs";
+import { freshPostgresStore, listenDemo } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders } from "./wire.mjs";
 import { ensureWrk, luaScript, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -38,12 +38,10 @@ async function openStore() {
     });
     return { store, drop: async () => {} };
   }
-  const schema = `bench_profile_${process.pid}`;
-  const opened = await freshPostgresStore(DATABASE_URL, schema, {
+  return freshPostgresStore(DATABASE_URL, `bench_profile_${process.pid}`, {
     maxTasks: MANY,
     maxTasksPerOwner: MANY,
   });
-  return { store: opened.store, drop: () => dropSchema(DATABASE_URL, schema) };
 }
 
 /** The request wrk sends, for KIND. */

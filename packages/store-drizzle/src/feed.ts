@@ -82,15 +82,16 @@ export function unpackChanges(payload: string): { origin: string; changes: TaskC
       typeof taskId === "string" &&
       taskId.length > 0
     ) {
-      const change = {
+      const change: { -readonly [K in keyof TaskChange]: TaskChange[K] } = {
         taskId,
         kind: kind as TaskChangeKind,
         status: status as TaskStatus,
         version: version as number,
       };
-      // Not `{ ...change, toolName }`: see "Hot paths" in docs/architecture.md.
+      // Set in place, not `{ ...change, toolName }`: see "Hot paths" in docs/architecture.md.
       const toolName: unknown = tools[n];
-      changes.push(typeof toolName === "string" ? Object.assign(change, { toolName }) : change);
+      if (typeof toolName === "string") change.toolName = toolName;
+      changes.push(change);
     }
   }
   return { origin: parsed[0], changes };

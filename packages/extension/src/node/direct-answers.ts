@@ -98,7 +98,7 @@ export function createDirectAnswers(
     },
 
     async toolCall(direct, owner, req, res) {
-      const ctx = directContext(owner, req, direct, direct.name);
+      const ctx = directContext(owner, req, direct, direct.tool.name);
       // The match made `tools/call`'s checks (its schema, the tool, the arguments, the
       // dispatch): the task is started without making them again.
       const outcome = await startToolTask(deps, ctx, direct.tool, direct.args, direct.params);

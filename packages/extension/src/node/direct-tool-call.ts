@@ -18,10 +18,9 @@ const TOOL_NAME_MAX = 256;
 /** A 2026-07-28 `tools/call` that becomes a task with nothing needed from the SDK. */
 export interface DirectToolCall {
   readonly id: string | number;
-  readonly name: string;
   readonly params: Record<string, unknown>;
   readonly clientCapabilities: unknown;
-  /** The tool, and its arguments as checked: the task's, with no check left to make. */
+  /** The tool (its name is the call's), and its arguments as checked: no check left to make. */
   readonly tool: TasksTool;
   readonly args: Readonly<Record<string, unknown>>;
 }
@@ -81,5 +80,5 @@ export function matchDirectToolCall(
     return undefined; // `-32021`: the SDK words and answers it.
   }
   if (dispatch !== "task") return undefined;
-  return { id: id as string | number, name, params, clientCapabilities, tool, args: checked };
+  return { id: id as string | number, params, clientCapabilities, tool, args: checked };
 }
