@@ -29,6 +29,30 @@ export async function dropSchemas(schemas: Iterable<string>): Promise<void> {
   }
 }
 
+/**
+ * How many connections to the test database have an `application_name` starting with
+ * `prefix`, once none is left or after about a second: a backend leaves pg_stat_activity a
+ * moment after its client's socket closed.
+ */
+export async function connectionsNamed(prefix: string): Promise<number> {
+  const sql = postgres(DATABASE_URL, { max: 1, fetch_types: false, onnotice: () => {} });
+  try {
+    const count = async () =>
+      (
+        await sql`select count(*)::int as n from pg_stat_activity
+          where starts_with(application_name, ${prefix})`
+      )[0]?.n as number;
+    let n = await count();
+    for (let i = 0; i < 50 && n !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      n = await count();
+    }
+    return n;
+  } finally {
+    await sql.end();
+  }
+}
+
 /** A store on a fresh, migrated schema, and the schema's name (for bulk SQL). */
 export type OpenSchemaStore = () => Promise<{ store: DrizzleTaskStore; schema: string }>;
 

@@ -1,5 +1,6 @@
 import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectionsNamed, DATABASE_URL } from "./helpers.js";
 import { Relay } from "./relay.js";
 
 /**
@@ -13,6 +14,11 @@ import { Relay } from "./relay.js";
  * each attempt waits for `connect_timeout`, so a node kept failing for 30 s after a
  * PostgreSQL restart. And the statement itself stayed pending, to be settled
  * by the next connection's startup with no rows, as if it had run.
+ *
+ * And `end()` must leave no connection open: unpatched, statements still waiting for a
+ * connection when it was called stayed queued, the connection it closed reconnected to run
+ * them, and that connection stayed open after `end()` had resolved, so the process never
+ * exited (a store closed while its polls waited for the read pool's one connection).
  */
 const PENDING = Symbol("pending");
 const within = <T>(promise: Promise<T>, ms: number) =>
@@ -66,5 +72,29 @@ describe("postgres.js, as patched in this workspace", () => {
       1_500,
     );
     expect(next).toEqual([{ x: 3 }]);
+  });
+
+  it("end() fails the statements still waiting for a connection and leaves none open", async () => {
+    const applicationName = `patch-end-${process.pid}`;
+    const ending = postgres(DATABASE_URL, {
+      max: 1,
+      fetch_types: false,
+      onnotice: () => {},
+      connection: { application_name: applicationName },
+    });
+    // The first goes to the connection being opened; the others wait for it.
+    const outcomes = Array.from({ length: 5 }, (_, i) =>
+      ending`select ${i}::int as i`.then(
+        (rows) => `resolved with ${JSON.stringify(rows)}`,
+        (error: { code?: string }) => `rejected: ${error.code}`,
+      ),
+    );
+    await ending.end({ timeout: 5 });
+    expect(await Promise.all(outcomes)).toEqual([
+      'resolved with [{"i":0}]',
+      ...Array.from({ length: 4 }, () => "rejected: CONNECTION_ENDED"),
+    ]);
+    // Unpatched: one connection of that name, idle, for good.
+    expect(await connectionsNamed(applicationName)).toBe(0);
   });
 });

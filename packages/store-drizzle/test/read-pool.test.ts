@@ -2,7 +2,7 @@ import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { connectionsNamed, DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const SCOPE = ownerScope(ALICE, { requireOwner: false }) as OwnerScope;
@@ -63,4 +63,36 @@ describe("readPoolSize: polls on their own pool", () => {
       }
     });
   }
+
+  it("close() while polls wait for the read pool's connection leaves no connection open", async () => {
+    const schema = freshSchemaName("rp");
+    schemas.push(schema);
+    await migrate(DATABASE_URL, { schema });
+    const applicationName = `read-pool-close-${process.pid}`;
+    const store = await createPostgresTaskStore({
+      url: DATABASE_URL,
+      schema,
+      applicationName,
+      readPoolSize: 1,
+    });
+    // One poll a turn: the first opens the read pool's connection, the next wait for it.
+    const polls: Promise<string>[] = [];
+    for (let i = 0; i < 10; i++) {
+      polls.push(
+        store.get(`missing-${i}`, SCOPE).then(
+          () => "found",
+          (error: { code?: string }) => error.code ?? "no code",
+        ),
+      );
+      await new Promise((r) => setImmediate(r));
+    }
+    await store.close();
+    // Each answered (a missing task) or refused as the store closed; none left hanging.
+    for (const outcome of await Promise.all(polls)) {
+      expect(["not_found_or_unauthorized", "store_unavailable"]).toContain(outcome);
+    }
+    // Before postgres.js was patched for it: one `-read` connection, idle, for good (the
+    // process never exited).
+    expect(await connectionsNamed(applicationName)).toBe(0);
+  });
 });
