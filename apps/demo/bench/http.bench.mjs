@@ -40,6 +40,7 @@ import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import {
   benchCallers,
   dropSchema,
+  exitIfHeldOpen,
   freshPostgresStore,
   listenDemo,
   meanCallMs,
@@ -436,7 +437,10 @@ async function main() {
   if (process.env.BENCH_STRICT === "1" && verdicts.includes(false)) process.exitCode = 1;
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().then(
+  () => exitIfHeldOpen(),
+  (error) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

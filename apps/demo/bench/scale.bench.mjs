@@ -37,6 +37,7 @@ import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
 import {
   benchCallers,
+  exitIfHeldOpen,
   freshPostgresStore,
   listenDemo,
   ownerCapLabel,
@@ -419,7 +420,10 @@ async function main() {
   if (process.env.BENCH_STRICT === "1" && verdicts.some(([, met]) => !met)) process.exitCode = 1;
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().then(
+  () => exitIfHeldOpen(),
+  (error) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

@@ -125,3 +125,17 @@ export function meanCallMs(before, after, op) {
   const count = b.count - a.count;
   return count > 0 ? ((b.seconds - a.seconds) * 1000) / count : Number.NaN;
 }
+
+/**
+ * For a bench that has closed everything it opened: if the process is still held open
+ * `ms` later, names what holds it (`process.getActiveResourcesInfo()`) and exits with 1,
+ * rather than hanging without a word (twice an HTTP bench run printed its table and never
+ * exited: a PostgreSQL store's read connection and a timer were left).
+ */
+export function exitIfHeldOpen(ms = 10_000) {
+  setTimeout(() => {
+    const held = process.getActiveResourcesInfo().join(", ");
+    console.error(`closed everything ${ms / 1000} s ago, yet the process is held open by: ${held}`);
+    process.exit(1);
+  }, ms).unref();
+}
