@@ -40,12 +40,12 @@ import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import {
   benchCallers,
   dropSchema,
-  exitIfHeldOpen,
   freshPostgresStore,
   listenDemo,
   meanCallMs,
   ownerCapLabel,
   ownerCapOption,
+  runBench,
   storeCallSeconds,
 } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
@@ -437,10 +437,4 @@ async function main() {
   if (process.env.BENCH_STRICT === "1" && verdicts.includes(false)) process.exitCode = 1;
 }
 
-main().then(
-  () => exitIfHeldOpen(),
-  (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+runBench(main);

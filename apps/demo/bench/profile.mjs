@@ -18,7 +18,7 @@ import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
-import { exitIfHeldOpen, freshPostgresStore, listenDemo } from "./setup.mjs";
+import { freshPostgresStore, listenDemo, runBench } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders } from "./wire.mjs";
 import { ensureWrk, luaScript, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -129,10 +129,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => exitIfHeldOpen(),
-  (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+runBench(main);

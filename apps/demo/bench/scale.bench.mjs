@@ -37,11 +37,11 @@ import { ownerKey, ownerScope } from "@mcp-tasks/core/store";
 import { createPGliteTaskStore } from "@mcp-tasks/store-drizzle";
 import {
   benchCallers,
-  exitIfHeldOpen,
   freshPostgresStore,
   listenDemo,
   ownerCapLabel,
   ownerCapOption,
+  runBench,
 } from "./setup.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
 import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
@@ -420,10 +420,4 @@ async function main() {
   if (process.env.BENCH_STRICT === "1" && verdicts.some(([, met]) => !met)) process.exitCode = 1;
 }
 
-main().then(
-  () => exitIfHeldOpen(),
-  (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+runBench(main);

@@ -127,15 +127,25 @@ export function meanCallMs(before, after, op) {
 }
 
 /**
- * For a bench that has closed everything it opened: if the process is still held open
- * `ms` later, names what holds it (`process.getActiveResourcesInfo()`) and exits with 1,
- * rather than hanging without a word (twice an HTTP bench run printed its table and never
- * exited: a PostgreSQL store's read connection and a timer were left).
+ * Runs a bench's `main`: an error is printed and the exit code set to 1; then, everything
+ * closed, if the process is still held open 10 s later it names what holds it
+ * (`process.getActiveResourcesInfo()`) and exits with 1, rather than hanging without a word
+ * (twice an HTTP bench run printed its table and never exited: a PostgreSQL store's read
+ * connection and a timer were left).
  */
-export function exitIfHeldOpen(ms = 10_000) {
-  setTimeout(() => {
-    const held = process.getActiveResourcesInfo().join(", ");
-    console.error(`closed everything ${ms / 1000} s ago, yet the process is held open by: ${held}`);
-    process.exit(1);
-  }, ms).unref();
+export function runBench(main, heldOpenMs = 10_000) {
+  main()
+    .catch((error) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .then(() => {
+      setTimeout(() => {
+        const held = process.getActiveResourcesInfo().join(", ");
+        console.error(
+          `closed everything ${heldOpenMs / 1000} s ago, yet the process is held open by: ${held}`,
+        );
+        process.exit(1);
+      }, heldOpenMs).unref();
+    });
 }

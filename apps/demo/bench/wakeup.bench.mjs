@@ -21,7 +21,7 @@ import { createPostgresTaskStore, migrate } from "@mcp-tasks/store-drizzle";
 import { MemoryTaskStore } from "@mcp-tasks/store-memory";
 import postgres from "postgres";
 import { anonymousResolver, createDemoApp, listen } from "../dist/index.js";
-import { exitIfHeldOpen } from "./setup.mjs";
+import { runBench } from "./setup.mjs";
 import { legacySession, modernBody, modernHeaders, post } from "./wire.mjs";
 
 const SAMPLES = Number(process.env.BENCH_WAKEUP_SAMPLES ?? 100);
@@ -226,10 +226,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => exitIfHeldOpen(),
-  (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+runBench(main);
