@@ -32,11 +32,10 @@ export function toInlinedResult(result: Readonly<Record<string, unknown>>): {
   resultType: "complete";
   [key: string]: unknown;
 } {
-  const { _meta, resultType: _ignored, ...rest } = result as Record<string, unknown>;
-  // `rest` is a fresh copy: filled in place, in the key order of `{ ...rest, content,
+  const { _meta, resultType: _ignored, ...out } = result as Record<string, unknown>;
+  // `out` is a fresh copy: filled in place, in the key order of `{ ...rest, content,
   // resultType }` (see "Hot paths" in docs/architecture.md).
-  const out = rest;
-  out.content = Array.isArray(rest.content) ? rest.content : [];
+  out.content = Array.isArray(out.content) ? out.content : [];
   out.resultType = "complete";
   if (typeof _meta === "object" && _meta !== null && !Array.isArray(_meta)) {
     const { [RELATED_TASK_META_KEY]: _related, ...meta } = _meta as Record<string, unknown>;
