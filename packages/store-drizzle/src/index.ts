@@ -39,6 +39,7 @@ export {
   USAGE_TABLE,
 } from "./schema.js";
 export type { NotifyMode } from "./store.js";
+export { TaskTablesNotMigratedError } from "./table-check.js";
 export {
   DrizzleTaskStore,
   type DrizzleTaskStoreOptions,

@@ -36,6 +36,7 @@ import { type DrizzleTaskStoreOptions, type NotifyMode, resolveSettings } from "
 import { buildPlans } from "./plans/index.js";
 import { SettleBatcher } from "./settle-batching.js";
 import { StatementRunner } from "./statement-runner.js";
+import { checkTaskTables } from "./table-check.js";
 
 export { type DrizzleTaskStoreOptions, MAX_TTL_MS, type NotifyMode } from "./options.js";
 
@@ -119,9 +120,13 @@ export class DrizzleTaskStore implements TaskQueueStore {
     };
   }
 
-  /** Starts listening for other nodes' changes; the factories call it. */
+  /**
+   * Checks that the schema holds the store's tables (else a `TaskTablesNotMigratedError`),
+   * then starts listening for other nodes' changes; the factories call it.
+   */
   async start(): Promise<this> {
     try {
+      await checkTaskTables(this.#backend.executor.adhoc, this.schema);
       await this.#ctx.relay.listen();
     } catch (error) {
       await this.#backend.release().catch(() => {});
