@@ -39,9 +39,9 @@ export {
   USAGE_TABLE,
 } from "./schema.js";
 export type { NotifyMode } from "./store.js";
-export { TaskTablesNotMigratedError } from "./table-check.js";
 export {
   DrizzleTaskStore,
   type DrizzleTaskStoreOptions,
   MAX_TTL_MS,
 } from "./store.js";
+export { TaskTablesNotMigratedError } from "./table-check.js";
