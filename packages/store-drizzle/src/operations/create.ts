@@ -16,10 +16,10 @@ import type { StoreContext } from "./context.js";
 import { reclaim } from "./housekeeping.js";
 
 /**
- * Creates a task: batched with the creates of the same moment, or, when it may claim under
- * an owner limit, alone after the claim lock. When nothing was inserted, one read says why:
- * the id is taken, or a bound is reached (refused once the expired rows involved are
- * reclaimed and it still is), or neither (room was made meanwhile: it tries again).
+ * Creates a task: batched with the creates of the same moment, in a batch sent after the
+ * claim lock when it may claim under an owner limit. When nothing was inserted, one read
+ * says why: the id is taken, or a bound is reached (refused once the expired rows involved
+ * are reclaimed and it still is), or neither (room was made meanwhile: it tries again).
  */
 export async function create(
   ctx: StoreContext,
@@ -44,8 +44,9 @@ export async function create(
     json: newTaskJson(task, scope, request, policy, bytes, traceContext),
     taskId: String(task.taskId),
   };
-  // A create that may claim under a running limit is serialised with the claims (it is not
-  // batched): its count of the owner's running tasks is then exact across nodes.
+  // A create that may claim under a running limit is serialised with the claims (its batch
+  // goes after the claim lock): its count of the owner's running tasks is then exact across
+  // nodes.
   const locked = lease !== undefined && task.ownerLimits?.maxRunningPerOwner !== undefined;
   const { bounds } = ctx.settings;
   for (let attempt = 0; attempt < MAX_WRITE_TRIES; attempt++) {
