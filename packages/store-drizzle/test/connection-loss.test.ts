@@ -1,8 +1,15 @@
 import { isTaskError, owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, newTask, sleep } from "./helpers.js";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "../src/index.js";
+import {
+  DATABASE_URL,
+  dropSchemas,
+  freshSchemaName,
+  migrateSchema,
+  newTask,
+  sleep,
+} from "./helpers.js";
 import { Relay } from "./relay.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
@@ -49,7 +56,7 @@ describe("connection loss", () => {
   let store: DrizzleTaskStore;
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     await relay.start();
     store = await createPostgresTaskStore({
       url: relay.url(),
@@ -126,7 +133,7 @@ describe("connection refused", () => {
   let store: DrizzleTaskStore;
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     await relay.start();
     // The default operation timeout (10 s): a refused connection must not wait for it.
     store = await createPostgresTaskStore({ url: relay.url(), schema, applicationName: schema });

@@ -1,11 +1,12 @@
 import { describeTaskStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "../src/index.js";
 import {
   CONTRACT_CONNECT_TIMEOUT_S,
   DATABASE_URL,
   dropSchemas,
   freshSchemaName,
+  migrateSchema,
 } from "./helpers.js";
 
 // Every store the suite opens gets its own schema, so each test starts empty.
@@ -18,7 +19,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
     async ({ clock, maxTasks, maxTasksPerOwner, maxBytesPerOwner, maxPageSize }) => {
       const schema = freshSchemaName(notify === "after-commit" ? "ca" : "ct");
       schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       return createPostgresTaskStore({
         url: DATABASE_URL,
         schema,

@@ -24,7 +24,7 @@ import {
   MIGRATIONS_FOLDER,
   migrate,
 } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, sleep } from "./helpers.js";
 
 const scopeOf = (parts: Parameters<typeof owner>[0]) =>
   ownerScope(owner(parts), { requireOwner: false }) as OwnerScope;
@@ -73,7 +73,7 @@ async function pglite(): Promise<PGlite> {
 async function freshSchema(): Promise<string> {
   const schema = freshSchemaName("dr");
   schemas.push(schema);
-  await migrate(DATABASE_URL, { schema });
+  await migrateSchema(schema);
   return schema;
 }
 

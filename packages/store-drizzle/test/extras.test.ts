@@ -2,8 +2,8 @@ import { isTaskError, type JanitorSweep, owner, startJanitor } from "@mcp-tasks/
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchedNotifier } from "../src/feed.js";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, sleep } from "./helpers.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
 let n = 0;
@@ -22,7 +22,7 @@ describe("database clock, bad input, janitor (PostgreSQL, no injected clock)", (
   let store: DrizzleTaskStore;
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 4 });
   });
   afterAll(async () => {
@@ -142,7 +142,7 @@ describe("paced after-commit notifications", () => {
 
   it("with a long interval, another node still sees every change, in order", async () => {
     const schema = freshSchemaName("p");
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     const a = await createPostgresTaskStore({ url: DATABASE_URL, schema, notifyIntervalMs: 200 });
     const b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
     try {

@@ -12,8 +12,8 @@ import {
 } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, sleep } from "./helpers.js";
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const BOB = owner({ principalId: "bob", tenantId: "acme" });
@@ -49,7 +49,7 @@ describe("fair scheduling on two nodes (PostgreSQL, two pools)", () => {
   const runners: TaskRunner[] = [];
 
   beforeAll(async () => {
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8 });
     b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8 });
   });

@@ -3,9 +3,9 @@ import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { packChanges, payloadPrefix, unpackChanges } from "../src/feed.js";
-import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { createPostgresTaskStore } from "../src/index.js";
 import { channelName } from "../src/names.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, sleep } from "./helpers.js";
 
 const SCOPE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
 
@@ -123,7 +123,7 @@ describe.each(["after-commit", "in-transaction"] as const)(
   (notify) => {
     it("another node hears a burst of awkward ids in order; the writer hears its own once; garbage is ignored", async () => {
       const schema = freshSchemaName("f");
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       const a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 4, notify });
       const b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2, notify });
       const raw = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });

@@ -10,9 +10,8 @@ import {
   createPGliteTaskStore,
   createPostgresTaskStore,
   type DrizzleTaskStore,
-  migrate,
 } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, newTask } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, newTask } from "./helpers.js";
 
 const scope = (o: ReturnType<typeof owner>, requireOwner: boolean) =>
   ownerScope(o, { requireOwner }) as OwnerScope;
@@ -53,7 +52,7 @@ const backends: [string, (now: () => number) => Promise<Counted>][] = [
     async (now) => {
       const schema = freshSchemaName("gb");
       schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       const sent = counter();
       const sql = postgres(DATABASE_URL, {
         max: 2,

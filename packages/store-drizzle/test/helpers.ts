@@ -6,6 +6,7 @@ import {
   createPostgresTaskStore,
   type DrizzleTaskStore,
   dropTaskSchema,
+  type MigrateResult,
   migrate,
 } from "../src/index.js";
 
@@ -15,6 +16,27 @@ export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127
 /** A schema name no other run uses. */
 export function freshSchemaName(prefix = "t"): string {
   return `${prefix}_${process.pid}_${randomBytes(5).toString("hex")}`;
+}
+
+/**
+ * The file's connection that migrates its fresh schemas (`migrateSchema`), opened on first use
+ * and closed by itself after a second idle, so it holds nothing open after the file's tests.
+ */
+let migrator: postgres.Sql | undefined;
+
+/**
+ * Migrates `schema` on the test database through one connection kept for the file: a new
+ * connection per schema (`migrate(DATABASE_URL, …)`) spent most of each migrate warming its
+ * catalog caches (the PostgreSQL contract suite ran in 112 s that way, 60 s this way).
+ */
+export function migrateSchema(schema: string): Promise<MigrateResult> {
+  migrator ??= postgres(DATABASE_URL, {
+    max: 1,
+    idle_timeout: 1,
+    fetch_types: false,
+    onnotice: () => {},
+  });
+  return migrate(migrator, { schema });
 }
 
 /** Drops test schemas. */
@@ -74,7 +96,7 @@ export function schemaStoreBackends(
         async () => {
           const schema = freshSchemaName(prefix);
           schemas.push(schema);
-          await migrate(DATABASE_URL, { schema });
+          await migrateSchema(schema);
           const store = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize });
           return { store, schema };
         },

@@ -15,13 +15,13 @@ import {
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { postgresExecutor } from "../src/executor.js";
-import { createPostgresTaskStore, migrate } from "../src/index.js";
+import { createPostgresTaskStore } from "../src/index.js";
 import type { PlanContext } from "../src/plans/context.js";
 import { createBatchJson, newTaskJson } from "../src/plans/create.js";
 import { buildPlans } from "../src/plans/index.js";
 import { Reachability } from "../src/reachability.js";
 import { StatementRunner } from "../src/statement-runner.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, newTask } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, newTask } from "./helpers.js";
 
 const ALICE = ownerScope(owner({ principalId: "alice" }), { requireOwner: false }) as OwnerScope;
 
@@ -55,7 +55,7 @@ describe("the store's plans on a connection (PostgreSQL)", () => {
   const migratedSchema = async () => {
     const schema = freshSchemaName("idx");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     return schema;
   };
   /** One connection, the application's, with the server's default settings. */

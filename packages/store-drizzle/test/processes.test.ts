@@ -8,7 +8,6 @@ import {
   createPGliteTaskStore,
   createPostgresTaskStore,
   type DrizzleTaskStore,
-  migrate,
 } from "../src/index.js";
 import {
   buildPackage,
@@ -16,6 +15,7 @@ import {
   DATABASE_URL,
   dropSchemas,
   freshSchemaName,
+  migrateSchema,
   sleep,
 } from "./helpers.js";
 
@@ -45,7 +45,7 @@ describe("two OS processes on one PostgreSQL", () => {
 
   beforeAll(async () => {
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 4 });
   });
   afterAll(() => a?.close());

@@ -1,12 +1,13 @@
 import { PGlite } from "@electric-sql/pglite";
 import { describeQueueStoreContract } from "@mcp-tasks/core/testing";
 import { afterAll } from "vitest";
-import { createPGliteTaskStore, createPostgresTaskStore, migrate } from "../src/index.js";
+import { createPGliteTaskStore, createPostgresTaskStore } from "../src/index.js";
 import {
   CONTRACT_CONNECT_TIMEOUT_S,
   DATABASE_URL,
   dropSchemas,
   freshSchemaName,
+  migrateSchema,
 } from "./helpers.js";
 
 // The queue contract where the task contract runs: PostgreSQL in both notification modes
@@ -23,7 +24,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
   describeQueueStoreContract(`PostgreSQL (notify ${notify})`, async ({ clock }) => {
     const schema = freshSchemaName(notify === "after-commit" ? "qa" : "qt");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     return createPostgresTaskStore({
       url: DATABASE_URL,
       schema,

@@ -22,7 +22,7 @@ import {
   type DrizzleTaskStore,
   migrate,
 } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema } from "./helpers.js";
 
 const ALICE = ownerScope(owner({ principalId: "alice", tenantId: "acme" }), {
   requireOwner: false,
@@ -45,7 +45,7 @@ const backends: [string, (clock: ManualClock) => Promise<DrizzleTaskStore>][] = 
       const schema = freshSchemaName("q");
       schemas.push(schema);
       openedSchema = schema;
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       return createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 4 });
     },
   ],

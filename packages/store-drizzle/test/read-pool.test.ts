@@ -1,8 +1,14 @@
 import { owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPostgresTaskStore, migrate } from "../src/index.js";
-import { connectionsNamed, DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { createPostgresTaskStore } from "../src/index.js";
+import {
+  connectionsNamed,
+  DATABASE_URL,
+  dropSchemas,
+  freshSchemaName,
+  migrateSchema,
+} from "./helpers.js";
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const SCOPE = ownerScope(ALICE, { requireOwner: false }) as OwnerScope;
@@ -33,7 +39,7 @@ describe("readPoolSize: polls on their own pool", () => {
     it(`readPoolSize ${readPoolSize}: every get after a write returned sees that write`, async () => {
       const schema = freshSchemaName("rp");
       schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       const store = await createPostgresTaskStore({
         url: DATABASE_URL,
         schema,
@@ -67,7 +73,7 @@ describe("readPoolSize: polls on their own pool", () => {
   it("close() while polls wait for the read pool's connection leaves no connection open", async () => {
     const schema = freshSchemaName("rp");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     const applicationName = `read-pool-close-${process.pid}`;
     const store = await createPostgresTaskStore({
       url: DATABASE_URL,

@@ -8,9 +8,8 @@ import {
   createPGliteTaskStore,
   createPostgresTaskStore,
   type DrizzleTaskStore,
-  migrate,
 } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema } from "./helpers.js";
 
 const alice = owner({ principalId: "alice" });
 const schemas: string[] = [];
@@ -26,7 +25,7 @@ const backends: [string, () => Promise<DrizzleTaskStore>][] = [
     async () => {
       const schema = freshSchemaName("refused");
       schemas.push(schema);
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       return createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 2 });
     },
   ],

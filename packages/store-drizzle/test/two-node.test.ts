@@ -2,7 +2,7 @@ import { isTaskError, owner, type TaskChange, type TaskRecord, TaskService } fro
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName, sleep } from "./helpers.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema, sleep } from "./helpers.js";
 
 const ALICE = owner({ principalId: "alice", tenantId: "acme" });
 const SCOPE = ownerScope(ALICE, { requireOwner: false }) as OwnerScope;
@@ -58,7 +58,7 @@ for (const notify of ["after-commit", "in-transaction"] as const) {
     };
 
     beforeAll(async () => {
-      await migrate(DATABASE_URL, { schema });
+      await migrateSchema(schema);
       // Two independent pools, as two server nodes would have.
       a = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify, clock });
       b = await createPostgresTaskStore({ url: DATABASE_URL, schema, poolSize: 8, notify, clock });

@@ -5,8 +5,8 @@
 import { isTaskError, ManualClock, owner } from "@mcp-tasks/core";
 import { type OwnerScope, ownerScope } from "@mcp-tasks/core/store";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPostgresTaskStore, type DrizzleTaskStore, migrate } from "../src/index.js";
-import { DATABASE_URL, dropSchemas, freshSchemaName } from "./helpers.js";
+import { createPostgresTaskStore, type DrizzleTaskStore } from "../src/index.js";
+import { DATABASE_URL, dropSchemas, freshSchemaName, migrateSchema } from "./helpers.js";
 
 const SCOPES = ["alice", "bob", "carol"].map(
   (principalId) => ownerScope(owner({ principalId }), { requireOwner: false }) as OwnerScope,
@@ -48,7 +48,7 @@ describe("quota usage counters with two pools writing at once (PostgreSQL)", () 
   it("agree with a recount of the table after racing random writes on both", async () => {
     const schema = freshSchemaName("use");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     const clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
     const open = () =>
       createPostgresTaskStore({
@@ -142,7 +142,7 @@ describe("quota usage counters with two pools writing at once (PostgreSQL)", () 
   it("cleanup removes an owner's counter rows only together, and only when they sum to zero", async () => {
     const schema = freshSchemaName("use");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     const clock = new ManualClock(Date.UTC(2026, 6, 28, 12));
     const s = await createPostgresTaskStore({ url: DATABASE_URL, schema, clock, poolSize: 2 });
     stores.push(s);
@@ -194,7 +194,7 @@ describe("quota usage counters with two pools writing at once (PostgreSQL)", () 
   it("grouped creates each get their own quota check and their own error", async () => {
     const schema = freshSchemaName("use");
     schemas.push(schema);
-    await migrate(DATABASE_URL, { schema });
+    await migrateSchema(schema);
     const s = await createPostgresTaskStore({
       url: DATABASE_URL,
       schema,
