@@ -356,6 +356,28 @@ describe("migrate and dropTaskSchema through each driver", () => {
     await dropTaskSchema(overLite, "tenant");
   });
 
+  it("migrate sends a fresh schema's migrations in one round trip, not one per statement", async () => {
+    const schema = freshSchemaName("dm");
+    schemas.push(schema);
+    const c = await client();
+    const sent: string[] = [];
+    const query = c.query.bind(c) as (...args: unknown[]) => unknown;
+    (c as { query: unknown }).query = (...args: unknown[]) => {
+      const first = args[0];
+      sent.push(typeof first === "string" ? first : String((first as { text?: unknown }).text));
+      return query(...args);
+    };
+    const all = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+    expect((await migrate(c, { schema })).applied).toHaveLength(all.length);
+    // BEGIN, the lock and the journal table, the journal's last entry, the migrations, COMMIT;
+    // before, each statement of each migration and each journal row went on its own (40 and more).
+    expect(sent).toHaveLength(5);
+    const script = sent[3] as string;
+    for (const m of all) expect(script).toContain(`'${m.hash}'`);
+    expect((await migrate(c, { schema })).applied).toEqual([]);
+    expect(sent).toHaveLength(9);
+  });
+
   it("createTaskStore migrates first when asked", async () => {
     const schema = freshSchemaName("dm");
     schemas.push(schema);
