@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS "${schema}"."__drizzle_migrations" (id SERIAL PRIMARY
       const last = rows[0] === undefined ? -1 : Number(rows[0].created_at);
       const pending = migrations.filter((m) => m.folderMillis > last);
       // Every pending migration and its journal row in one round trip, not one per statement
-      // (a fresh schema took about 40): still all or nothing, in this transaction.
+      // (a fresh schema took 44): still all or nothing, in this transaction.
       const script = pending.flatMap((m) => [
         ...m.sql.filter((statement) => statement.trim().length > 0),
         journalInsert(schema, m.hash, m.folderMillis),

@@ -16,6 +16,7 @@ export class TaskTablesNotMigratedError extends Error {
   /** The schema the store was opened on. */
   readonly schema: string;
 
+  /** `missing`: PostgreSQL's words for what it did not find (a table, a column). */
   constructor(schema: string, missing: string, options?: ErrorOptions) {
     super(
       `the task tables in schema "${schema}" are missing or older than this release (${missing}): ` +
@@ -38,10 +39,11 @@ function probeOf(qualified: string, columns: Record<string, { name: string }>): 
 
 /**
  * Checks, before the store takes any call, that `schema` has both tables with every column
- * the statements use (read from the Drizzle definitions, so a column added by a migration is
- * checked as soon as the schema has it). Otherwise the first call would fail with the
- * driver's `relation "…" does not exist`. The migration journal is not read: tables made by
- * the application's own drizzle-kit migrations are as good as `migrate()`'s.
+ * the statements use: the columns of the Drizzle definitions (`schema.ts`), which the
+ * migrations are generated from, so the check keeps no list of its own. Otherwise the first
+ * call would fail with the driver's `relation "…" does not exist`. The migration journal is
+ * not read: tables made by the application's own drizzle-kit migrations are as good as
+ * `migrate()`'s.
  */
 export async function checkTaskTables(query: Query, schema: string): Promise<void> {
   const probes = [
