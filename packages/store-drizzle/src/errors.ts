@@ -54,6 +54,16 @@ export function isNotPrepared(error: unknown): boolean {
 }
 
 /**
+ * Whether a statement named a table (42P01, undefined_table) or a column (42703,
+ * undefined_column) the database does not have: a schema not migrated, or migrated for an
+ * older release (see `table-check.ts`).
+ */
+export function isMissingTableOrColumn(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === "42P01" || code === "42703";
+}
+
+/**
  * Whether a prepared statement may have failed because its result type changed since it was
  * prepared (a migration altered its table): PostgreSQL then says "cached plan must not
  * change result type", as 0A000 (feature_not_supported). Nothing ran; prepared again, it

@@ -126,7 +126,7 @@ export class DrizzleTaskStore implements TaskQueueStore {
    */
   async start(): Promise<this> {
     try {
-      await checkTaskTables(this.#backend.executor.adhoc, this.schema);
+      await checkTaskTables(this.#backend.executor.script, this.schema);
       await this.#ctx.relay.listen();
     } catch (error) {
       await this.#backend.release().catch(() => {});

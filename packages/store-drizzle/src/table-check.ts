@@ -1,6 +1,6 @@
 import { getTableColumns } from "drizzle-orm";
-import { mapDriverError } from "./errors.js";
-import type { Query } from "./executor.js";
+import { isMissingTableOrColumn, mapDriverError } from "./errors.js";
+import type { Executor } from "./executor.js";
 import { qualifiedTable, qualifiedUsageTable } from "./names.js";
 import { taskTable, taskUsageTable } from "./schema.js";
 
@@ -28,9 +28,6 @@ export class TaskTablesNotMigratedError extends Error {
   }
 }
 
-/** SQLSTATEs of a table or column the statements name and the database does not have. */
-const MISSING = new Set(["42P01", "42703"]);
-
 /** `SELECT` of every column of `table`'s Drizzle definition, returning no row. */
 function probeOf(qualified: string, columns: Record<string, { name: string }>): string {
   const names = Object.values(columns).map((c) => `"${c.name}"`);
@@ -45,20 +42,18 @@ function probeOf(qualified: string, columns: Record<string, { name: string }>): 
  * not read: tables made by the application's own drizzle-kit migrations are as good as
  * `migrate()`'s.
  */
-export async function checkTaskTables(query: Query, schema: string): Promise<void> {
+export async function checkTaskTables(script: Executor["script"], schema: string): Promise<void> {
+  // Both probes in one round trip, at open.
   const probes = [
     probeOf(qualifiedTable(schema), getTableColumns(taskTable(schema))),
     probeOf(qualifiedUsageTable(schema), getTableColumns(taskUsageTable(schema))),
   ];
-  for (const probe of probes) {
-    try {
-      await query(probe, []);
-    } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (typeof code === "string" && MISSING.has(code)) {
-        throw new TaskTablesNotMigratedError(schema, (error as Error).message, { cause: error });
-      }
-      throw mapDriverError(error, "open");
+  try {
+    await script(probes.join(";\n"));
+  } catch (error) {
+    if (isMissingTableOrColumn(error)) {
+      throw new TaskTablesNotMigratedError(schema, (error as Error).message, { cause: error });
     }
+    throw mapDriverError(error, "open");
   }
 }
