@@ -10,6 +10,10 @@
 //     call costs the store, without the HTTP and MCP layers and the run around it;
 //   - a task-creating 2026-07-28 `tools/call` over HTTP to the demo app on that store (wrk,
 //     1 thread, 10 connections): requests/s, p50 and p99;
+//   - the same two writes behind the thinnest HTTP front a `tools/call` could have (a bare
+//     node:http server that parses the request, makes the create, answers, then makes the
+//     completion: `thin-front.mjs`), the same wrk load: what any server's `tools/call`
+//     reaches at most on this store and machine, against which the demo's rate reads too;
 //   - the CPU time a store create and an HTTP `tools/call` cost: this process's (the demo
 //     server, the store's client side, PGlite) and, on PostgreSQL, the local server's (its
 //     processes in /proc, Linux): where the ratio between the two rates comes from;
@@ -43,6 +47,7 @@ import {
   ownerCapOption,
   runBench,
 } from "./setup.mjs";
+import { startThinFront } from "./thin-front.mjs";
 import { modernBody, modernHeaders, post } from "./wire.mjs";
 import { databaseCpuMs, ensureWrk, fmt, luaScript, median, runWrk, usPerRequest } from "./wrk.mjs";
 
@@ -267,9 +272,27 @@ async function benchBackend(kind, workDir) {
   let filled = 0;
   // One demo app on the store for the whole backend: stopping it closes the store.
   let demo;
+  let thin;
   try {
     demo = await startDemo(store);
     const script = luaScript(workDir, kind, demo.call, CALLERS.tokens);
+    // A `tools/call`'s two writes, as the demo's runner makes them: the create claims the
+    // task for a worker under the runner's owner limits, then its completion. A task
+    // created queued (its owner at its cap: one anonymous caller, 10 in flight) is left
+    // in the queue until the level's rows are dropped: no worker runs its tool.
+    const { ownerLimits } = demo.running.app.runner;
+    const lease = { holder: CYCLE_HOLDER, durationMs: 30_000 };
+    let turn = 0;
+    const createClaimed = () =>
+      store.create(storedTask({ lease, ownerLimits }), callerScopes[turn++ % callerScopes.length]);
+    const completeClaimed = async (task) => {
+      const { holder, fencingToken } = task.execution;
+      if (holder === null) return;
+      const fence = { holder, fencingToken };
+      await store.complete(task.taskId, { ...ownerScope(task.owner, OPEN), fence }, DONE);
+    };
+    // The same two writes behind the thinnest HTTP front (see thin-front.mjs).
+    thin = await startThinFront({ create: createClaimed, complete: completeClaimed });
     for (const live of LEVELS) {
       if (live > filled) {
         const t0 = performance.now();
@@ -293,20 +316,7 @@ async function benchBackend(kind, workDir) {
         return store.get(task.taskId, ownerScope(task.owner, OPEN));
       };
       const complete = (task) => store.complete(task.taskId, ownerScope(task.owner, OPEN), DONE);
-      // A `tools/call`'s two writes, as the demo's runner makes them: the create claims the
-      // task for a worker under the runner's owner limits, then its completion. A task
-      // created queued (its owner at its cap: one anonymous caller, 10 in flight) is left
-      // in the queue until the level's rows are dropped: no worker runs its tool.
-      const { ownerLimits } = demo.running.app.runner;
-      let turn = 0;
-      const cycle = async () => {
-        const scope = callerScopes[turn++ % callerScopes.length];
-        const lease = { holder: CYCLE_HOLDER, durationMs: 30_000 };
-        const task = await store.create(storedTask({ lease, ownerLimits }), scope);
-        const { holder, fencingToken } = task.execution;
-        if (holder === null) return;
-        await store.complete(task.taskId, { ...scope, fence: { holder, fencingToken } }, DONE);
-      };
+      const cycle = async () => completeClaimed(await createClaimed());
       const result = {
         live,
         create: [],
@@ -316,8 +326,10 @@ async function benchBackend(kind, workDir) {
         cycle: [],
         cycleCost: [],
         http: [],
+        thin: [],
       };
       await runWrk(demo.running.url, script, 1, IN_FLIGHT); // warm-up
+      await runWrk(thin.url, script, 1, IN_FLIGHT);
       for (let round = 0; round < ROUNDS; round++) {
         created = [];
         result.create.push(await measure(create, result.createCost));
@@ -326,11 +338,13 @@ async function benchBackend(kind, workDir) {
         result.cycle.push(await measure(cycle, result.cycleCost));
         result.http.push(await runWrk(demo.running.url, script, SECONDS, IN_FLIGHT));
         await callerRunsSettled(store, schema);
+        result.thin.push(await runWrk(thin.url, script, SECONDS, IN_FLIGHT));
+        await callerRunsSettled(store, schema);
       }
       rows.push(result);
       const http = result.http;
       console.log(
-        `${kind} ${live.toLocaleString("en-US")} live: create ${fmt(median(result.create))}/s, get ${fmt(median(result.get))}/s, complete ${fmt(median(result.complete))}/s, create + complete ${fmt(median(result.cycle))}/s; HTTP tools/call ${fmt(median(http.map((r) => r.rps)))}/s p50 ${fmt(median(http.map((r) => r.p50)), 2)} ms p99 ${fmt(median(http.map((r) => r.p99)), 2)} ms${http.some((r) => r.bad > 0 || r.errors) ? " (some non-2xx or socket errors)" : ""}`,
+        `${kind} ${live.toLocaleString("en-US")} live: create ${fmt(median(result.create))}/s, get ${fmt(median(result.get))}/s, complete ${fmt(median(result.complete))}/s, create + complete ${fmt(median(result.cycle))}/s; HTTP tools/call ${fmt(median(http.map((r) => r.rps)))}/s p50 ${fmt(median(http.map((r) => r.p50)), 2)} ms p99 ${fmt(median(http.map((r) => r.p99)), 2)} ms; thinnest front ${fmt(median(result.thin.map((r) => r.rps)))}/s${[...http, ...result.thin].some((r) => r.bad > 0 || r.errors) ? " (some non-2xx or socket errors)" : ""}`,
       );
       await dropCreated(store, schema);
     }
@@ -350,9 +364,13 @@ async function benchBackend(kind, workDir) {
     }
     return { kind, rows, expiry };
   } finally {
-    if (demo) await demo.running.stop();
-    else await store.close();
-    await drop();
+    try {
+      await thin?.stop();
+    } finally {
+      if (demo) await demo.running.stop();
+      else await store.close();
+      await drop();
+    }
   }
 }
 
@@ -371,9 +389,11 @@ async function main() {
       .join(" ")}; owner cap ${ownerCapLabel()}; HTTP calls from ${CALLERS.label}`,
   );
   console.log(
-    "\n| store | live tasks | create/s | get/s | complete/s | create + complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | HTTP vs store create + complete | CPU µs per create | CPU µs per create + complete | CPU µs per HTTP tools/call |",
+    "\n| store | live tasks | create/s | get/s | complete/s | create + complete/s | HTTP tools/call req/s | p50 ms | p99 ms | HTTP vs empty | HTTP vs store create | HTTP vs store create + complete | thinnest front req/s | thinnest front vs store create | HTTP vs thinnest front | CPU µs per create | CPU µs per create + complete | CPU µs per HTTP tools/call | CPU µs per thinnest front call |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  );
   // This process's CPU per operation, plus the PostgreSQL server's (PGlite's is this process's).
   const cost = (kind, process, database) =>
     kind === "postgres" ? `${fmt(process)} + ${fmt(database)}` : fmt(process);
@@ -385,11 +405,18 @@ async function main() {
       const vsEmpty = empty ? rps / median(empty.http.map((h) => h.rps)) : Number.NaN;
       const vsCreate = rps / median(r.create);
       const vsCycle = rps / median(r.cycle);
+      const thinRps = median(r.thin.map((h) => h.rps));
       const p50 = median(r.http.map((h) => h.p50));
+      const httpCost = (runs) =>
+        cost(
+          kind,
+          median(runs.map((h) => usPerRequest(h))),
+          median(runs.map((h) => usPerRequest(h, h.databaseCpu))),
+        );
       const perOp = (costs) =>
         cost(kind, median(costs.map((c) => c.process)), median(costs.map((c) => c.database)));
       console.log(
-        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(median(r.cycle))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${fmt(vsCycle, 2)} | ${perOp(r.createCost)} | ${perOp(r.cycleCost)} | ${cost(kind, median(r.http.map((h) => usPerRequest(h))), median(r.http.map((h) => usPerRequest(h, h.databaseCpu))))} |`,
+        `| ${kind} | ${r.live.toLocaleString("en-US")} | ${fmt(median(r.create))} | ${fmt(median(r.get))} | ${fmt(median(r.complete))} | ${fmt(median(r.cycle))} | ${fmt(rps)} | ${fmt(p50, 2)} | ${fmt(median(r.http.map((h) => h.p99)), 2)} | ${fmt(vsEmpty, 2)} | ${fmt(vsCreate, 2)} | ${fmt(vsCycle, 2)} | ${fmt(thinRps)} | ${fmt(thinRps / median(r.create), 2)} | ${fmt(rps / thinRps, 2)} | ${perOp(r.createCost)} | ${perOp(r.cycleCost)} | ${httpCost(r.http)} | ${httpCost(r.thin)} |`,
       );
       if (kind === "postgres" && r.live === 100_000) {
         verdicts.push(
@@ -397,7 +424,7 @@ async function main() {
           [
             `HTTP tools/call at 100,000 live ≥ 0.5× store create`,
             vsCreate >= 0.5,
-            fmt(vsCreate, 2),
+            `${fmt(vsCreate, 2)} (the thinnest front over the same store: ${fmt(thinRps / median(r.create), 2)})`,
           ],
           [`p50 of HTTP tools/call ≤ 5 ms`, p50 <= 5, `${fmt(p50, 2)} ms`],
         );
