@@ -21,7 +21,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { owner as makeOwner } from "@mcp-tasks/core";
 import { ownerKey } from "@mcp-tasks/core/store";
-import { freshPostgresStore, listenDemo, runBench } from "./setup.mjs";
+import { freshPostgresStore, listenDemo, recount, runBench } from "./setup.mjs";
 import { modernBody, modernHeaders } from "./wire.mjs";
 import { ensureWrk, fmt, luaScript, median, runWrk } from "./wrk.mjs";
 
@@ -37,7 +37,6 @@ async function main() {
   ensureWrk();
   const schema = `bench_backlog_${process.pid}_${Date.now().toString(36)}`;
   const tasks = `"${schema}"."mcp_tasks"`;
-  const usage = `"${schema}"."mcp_task_usage"`;
   const dir = mkdtempSync(join(tmpdir(), "mcp-tasks-backlog-bench-"));
   const { store, drop } = await freshPostgresStore(DATABASE_URL, schema, {
     maxTasks: MANY,
@@ -56,17 +55,6 @@ async function main() {
        FROM ${tasks} WHERE id NOT LIKE '${BACKLOG}%'`,
     );
     return row;
-  };
-  /** Rebuilds the usage counters from the rows, as migration 0004's backfill does. */
-  const recount = async () => {
-    await store.query(`DELETE FROM ${usage}`);
-    await store.query(
-      `INSERT INTO ${usage} (owner_key, stripe, tasks, bytes)
-         SELECT owner_key, hashtext(id) & 15, count(*), sum(payload_bytes) FROM ${tasks} GROUP BY 1, 2
-         UNION ALL
-         SELECT '*', hashtext(id) & 15, count(*), 0 FROM ${tasks} GROUP BY 2`,
-    );
-    await store.query(`VACUUM ANALYZE ${tasks}`);
   };
   const setBacklog = async (on) => {
     await store.query(`DELETE FROM ${tasks} WHERE id LIKE '${BACKLOG}%'`);
@@ -88,7 +76,7 @@ async function main() {
         ],
       );
     }
-    await recount();
+    await recount(store, schema);
   };
   /** Deletes the caller's queued tasks, then waits (at most 10 s) for its runs to end. */
   const settle = async () => {
@@ -109,7 +97,7 @@ async function main() {
     }
     // A claim in flight when the first delete ran may have given some back meanwhile.
     await dropQueued();
-    await recount();
+    await recount(store, schema);
   };
 
   try {

@@ -45,6 +45,7 @@ import {
   listenDemo,
   ownerCapLabel,
   ownerCapOption,
+  recount,
   runBench,
 } from "./setup.mjs";
 import { startThinFront } from "./thin-front.mjs";
@@ -196,21 +197,6 @@ async function prefill(store, table, from, n) {
       JSON.stringify(DONE),
     ],
   );
-}
-
-/** Rebuilds the usage counters from the rows, as migration 0004's backfill does. */
-async function recount(store, schema) {
-  const usage = `"${schema}"."mcp_task_usage"`;
-  const tasks = `"${schema}"."mcp_tasks"`;
-  await store.query(`DELETE FROM ${usage}`);
-  await store.query(
-    `INSERT INTO ${usage} (owner_key, stripe, tasks, bytes)
-       SELECT owner_key, hashtext(id) & 15, count(*), sum(payload_bytes) FROM ${tasks} GROUP BY 1, 2
-       UNION ALL
-       SELECT '*', hashtext(id) & 15, count(*), 0 FROM ${tasks} GROUP BY 2`,
-  );
-  await store.query(`VACUUM ANALYZE ${tasks}`);
-  await store.query(`VACUUM ANALYZE ${usage}`);
 }
 
 /**

@@ -19,6 +19,24 @@ export async function freshPostgresStore(url, schema, storeOptions = {}) {
   return { store, drop: () => dropSchema(url, schema) };
 }
 
+/**
+ * Rebuilds the usage counters of `schema` from its rows, as migration 0004's backfill does
+ * (after a bench wrote rows behind the store's back), and refreshes the planner's view.
+ */
+export async function recount(store, schema) {
+  const usage = `"${schema}"."mcp_task_usage"`;
+  const tasks = `"${schema}"."mcp_tasks"`;
+  await store.query(`DELETE FROM ${usage}`);
+  await store.query(
+    `INSERT INTO ${usage} (owner_key, stripe, tasks, bytes)
+       SELECT owner_key, hashtext(id) & 15, count(*), sum(payload_bytes) FROM ${tasks} GROUP BY 1, 2
+       UNION ALL
+       SELECT '*', hashtext(id) & 15, count(*), 0 FROM ${tasks} GROUP BY 2`,
+  );
+  await store.query(`VACUUM ANALYZE ${tasks}`);
+  await store.query(`VACUUM ANALYZE ${usage}`);
+}
+
 /** Drops `schema` of `url` if it exists. */
 export async function dropSchema(url, schema) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
