@@ -95,7 +95,7 @@ async function main() {
       if (performance.now() > deadline) throw new Error("the caller's runs did not end in 10 s");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    // A claim in flight when the first delete ran may have given some back meanwhile.
+    // A create still in flight when the first delete ran may have queued one more.
     await dropQueued();
     await recount(store, schema);
   };
