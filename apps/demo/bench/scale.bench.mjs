@@ -45,6 +45,7 @@ import {
   listenDemo,
   ownerCapLabel,
   ownerCapOption,
+  ownersRunsSettled,
   recount,
   runBench,
 } from "./setup.mjs";
@@ -205,18 +206,8 @@ async function prefill(store, table, from, n) {
  * measurement, and settling while `dropCreated` deletes the rows, its endings deadlocked
  * with that DELETE (PostgreSQL picks one to fail, and the bench stopped).
  */
-async function callerRunsSettled(store, schema) {
-  const deadline = performance.now() + 10_000;
-  while (performance.now() < deadline) {
-    const [row] = await store.query(
-      `SELECT count(*)::int AS n FROM "${schema}"."mcp_tasks" WHERE owner_key IN (SELECT jsonb_array_elements_text($1::text::jsonb))
-         AND lease_holder IS NOT NULL AND status IN ('working', 'input_required')`,
-      [JSON.stringify(CALLERS.ownerKeys)],
-    );
-    if (row.n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("the demo's runs of the HTTP callers did not end within 10 s");
+function callerRunsSettled(store, schema) {
+  return ownersRunsSettled(store, schema, CALLERS.ownerKeys, "the demo's HTTP callers");
 }
 
 /** Deletes what the measurements created, so that each level starts from its pre-filled rows. */

@@ -37,6 +37,24 @@ export async function recount(store, schema) {
   await store.query(`VACUUM ANALYZE ${usage}`);
 }
 
+/**
+ * Waits (at most 10 s) until no task of the owners `ownerKeys` runs in `schema` (leased,
+ * `working` or `input_required`); rejects naming `who` past that.
+ */
+export async function ownersRunsSettled(store, schema, ownerKeys, who) {
+  const deadline = performance.now() + 10_000;
+  while (performance.now() < deadline) {
+    const [row] = await store.query(
+      `SELECT count(*)::int AS n FROM "${schema}"."mcp_tasks" WHERE owner_key IN (SELECT jsonb_array_elements_text($1::text::jsonb))
+         AND lease_holder IS NOT NULL AND status IN ('working', 'input_required')`,
+      [JSON.stringify(ownerKeys)],
+    );
+    if (row.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the runs of ${who} did not end within 10 s`);
+}
+
 /** Drops `schema` of `url` if it exists. */
 export async function dropSchema(url, schema) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
